@@ -1,0 +1,1 @@
+"""Flagstaff evaluation core: LaunchDarkly flag and segment semantics, with no I/O."""

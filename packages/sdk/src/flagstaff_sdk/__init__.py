@@ -1,0 +1,1 @@
+"""Flagstaff Python SDK."""

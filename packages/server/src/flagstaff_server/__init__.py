@@ -1,0 +1,1 @@
+"""Flagstaff server: control plane, delivery, relay, ingestion and the flagstaff CLI."""
