@@ -1,0 +1,70 @@
+"""The server's exception tree. Services and domain code raise these; one table in
+`flagstaff_server.http.problem` maps them to HTTP status codes and problem-JSON bodies.
+
+    FlagstaffError
+    ├── NotFound                  404  a project, environment, flag, segment, token ... is missing
+    ├── Conflict                  409
+    │   ├── AlreadyExists               a key is taken
+    │   └── VersionConflict             an optimistic-concurrency check failed
+    ├── InvalidInput              400  malformed request
+    │   └── ValidationError             invalid data at a JSON pointer `path`
+    ├── Unauthorized              401  no valid credential
+    ├── Forbidden                 403  valid credential, insufficient role or scope
+    ├── UnsupportedMediaType      415
+    └── StoreUnavailable          503  the database (or feed) cannot be reached
+"""
+
+from __future__ import annotations
+
+
+class FlagstaffError(Exception):
+    """Base of every error the server raises on purpose."""
+
+    code: str = "internal_error"
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+
+class NotFound(FlagstaffError):
+    code = "not_found"
+
+
+class Conflict(FlagstaffError):
+    code = "conflict"
+
+
+class AlreadyExists(Conflict):
+    code = "conflict"
+
+
+class VersionConflict(Conflict):
+    code = "optimistic_locking_error"
+
+
+class InvalidInput(FlagstaffError):
+    code = "invalid_request"
+
+
+class ValidationError(InvalidInput):
+    """Invalid data; `path` is the JSON pointer of the offending value."""
+
+    code = "invalid_request"
+
+
+class Unauthorized(FlagstaffError):
+    code = "unauthorized"
+
+
+class Forbidden(FlagstaffError):
+    code = "forbidden"
+
+
+class UnsupportedMediaType(FlagstaffError):
+    code = "unsupported_media_type"
+
+
+class StoreUnavailable(FlagstaffError):
+    code = "service_unavailable"
