@@ -1,0 +1,320 @@
+"""Storage and change-feed ports: the records the control plane keeps and the Protocols adapters
+implement. Pure declarations; no I/O, no clock and no adapter code belongs here.
+
+Errors (from `flagstaff_server.errors`): `add` raises `AlreadyExists`, `replace`/`delete` raise
+`NotFound` for a missing row and `VersionConflict` when `expected_version` is not current; any
+driver failure surfaces as `StoreUnavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+JsonObject = dict[str, Any]
+"""A parsed JSON object. Repositories hand out copies: mutating one never changes the store."""
+
+Clock = Callable[[], datetime]
+"""Where time comes from: returns an aware UTC datetime. Injected by the composition root."""
+
+CredentialKind = Literal["sdk", "mobile", "client_side"]
+ChangeKind = Literal["flag", "segment", "environment"]
+Role = Literal["reader", "writer", "admin"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProjectRecord:
+    key: str
+    name: str
+    tags: tuple[str, ...] = ()
+    doc: JsonObject
+    """Every other REST field of the project (description, defaultClientSideAvailability, ...)."""
+    created: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetiredCredential:
+    """A key replaced by a reset, still accepted until `expires` (the grace period)."""
+
+    kind: CredentialKind
+    value: str
+    expires: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnvironmentRecord:
+    project: str
+    key: str
+    name: str
+    sdk_key: str
+    mobile_key: str
+    client_side_id: str
+    """24 lowercase hex digits; the REST `_id`."""
+    retired: tuple[RetiredCredential, ...] = ()
+    secure_mode: bool = False
+    doc: JsonObject
+    """Every other REST field (color, defaultTtl, tags, confirmChanges, ...)."""
+    created: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlagRecord:
+    """One flag of a project as its REST document, per-environment configurations included."""
+
+    project: str
+    key: str
+    version: int
+    """The REST `_version`; the compare-and-set token."""
+    doc: JsonObject
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SegmentRecord:
+    project: str
+    environment: str
+    key: str
+    version: int
+    doc: JsonObject
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenRecord:
+    id: str
+    name: str
+    role: Role
+    secret_hash: str
+    """A hash of the secret (the secret itself is never stored)."""
+    project: str | None = None
+    environment: str | None = None
+    created: datetime
+    revoked: datetime | None = None
+    doc: JsonObject
+    """Extra REST fields (description, hint of the secret, lastUsed, ...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditEntry:
+    id: str
+    at: datetime
+    actor: str
+    kind: str
+    """The resource kind: "project", "environment", "flag", "segment", "token"."""
+    resource: str
+    """LaunchDarkly-style resource path, e.g. `proj/p:env/e:flag/k`."""
+    action: str
+    comment: str | None = None
+    patch: Any = None
+    """The JSON Patch or semantic patch as received (parsed JSON), if any."""
+    before: JsonObject | None = None
+    after: JsonObject | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One committed change, in the outbox and on the feed. `item` is the SDK-format JSON of the
+    flag or segment for `environment` (for kind "environment": its delivery view, credentials
+    included); None means deleted."""
+
+    seq: int
+    project: str
+    environment: str
+    kind: ChangeKind
+    key: str
+    version: int
+    item: JsonObject | None
+    at: datetime
+
+
+ChangeRecord = Change
+
+
+class ProjectRepository(Protocol):
+    def get(self, key: str) -> ProjectRecord | None: ...
+    def list(self) -> list[ProjectRecord]:
+        """All projects, ordered by key."""
+        ...
+
+    def add(self, record: ProjectRecord) -> None: ...
+    def replace(self, record: ProjectRecord) -> None: ...
+    def delete(self, key: str) -> None:
+        """Remove the project with its environments, flags and segments (not audit or changes)."""
+        ...
+
+
+class EnvironmentRepository(Protocol):
+    def get(self, project: str, key: str) -> EnvironmentRecord | None: ...
+    def list(self, project: str | None = None) -> list[EnvironmentRecord]:
+        """Environments of `project` (of every project when None), ordered by project, key."""
+        ...
+
+    def add(self, record: EnvironmentRecord) -> None:
+        """Raises `NotFound` when the project is missing, `AlreadyExists` for a taken key or
+        a credential already in use."""
+        ...
+
+    def replace(self, record: EnvironmentRecord) -> None: ...
+    def delete(self, project: str, key: str) -> None:
+        """Remove the environment and its segments."""
+        ...
+
+    def find_by_credential(
+        self, kind: CredentialKind, value: str, now: datetime
+    ) -> EnvironmentRecord | None:
+        """The environment whose current key of `kind` is `value`, or whose retired key of that
+        kind is `value` and expires after `now`."""
+        ...
+
+
+class FlagRepository(Protocol):
+    def get(self, project: str, key: str) -> FlagRecord | None: ...
+    def list(self, project: str) -> list[FlagRecord]:
+        """Flags of the project, ordered by key."""
+        ...
+
+    def add(self, record: FlagRecord) -> None: ...
+    def replace(self, record: FlagRecord, expected_version: int) -> None:
+        """Store `record` if the stored version is still `expected_version`; otherwise raise
+        `VersionConflict` and change nothing."""
+        ...
+
+    def delete(self, project: str, key: str, expected_version: int | None = None) -> None: ...
+
+
+class SegmentRepository(Protocol):
+    def get(self, project: str, environment: str, key: str) -> SegmentRecord | None: ...
+    def list(self, project: str, environment: str) -> list[SegmentRecord]:
+        """Segments of the environment, ordered by key."""
+        ...
+
+    def add(self, record: SegmentRecord) -> None: ...
+    def replace(self, record: SegmentRecord, expected_version: int) -> None: ...
+    def delete(
+        self, project: str, environment: str, key: str, expected_version: int | None = None
+    ) -> None: ...
+
+
+class TokenRepository(Protocol):
+    def get(self, token_id: str) -> TokenRecord | None: ...
+    def find_by_secret_hash(self, secret_hash: str) -> TokenRecord | None:
+        """The token with this hash, revoked or not (the caller checks `revoked`)."""
+        ...
+
+    def list(self) -> list[TokenRecord]:
+        """All tokens, ordered by creation time then id."""
+        ...
+
+    def add(self, record: TokenRecord) -> None: ...
+    def replace(self, record: TokenRecord) -> None: ...
+
+
+class AuditRepository(Protocol):
+    def append(self, entry: AuditEntry) -> None: ...
+    def get(self, entry_id: str) -> AuditEntry | None: ...
+    def list(
+        self,
+        *,
+        resource_prefix: str | None = None,
+        kind: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+    ) -> list[AuditEntry]:
+        """Newest first; `since` is inclusive, `until` exclusive."""
+        ...
+
+
+class ChangeRepository(Protocol):
+    def append(
+        self,
+        *,
+        project: str,
+        environment: str,
+        kind: ChangeKind,
+        key: str,
+        version: int,
+        item: JsonObject | None,
+        at: datetime,
+    ) -> int:
+        """Record a change in this transaction and return its sequence number. Numbers are
+        1, 2, 3, ... in commit order with no gaps: a rolled-back change leaves no number."""
+        ...
+
+    def since(self, after_seq: int, limit: int = 1000) -> list[Change]:
+        """Committed changes with seq > `after_seq`, ascending, at most `limit`."""
+        ...
+
+    def latest_seq(self) -> int:
+        """The highest committed seq, 0 when there is none."""
+        ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction. Repositories are valid only inside it."""
+
+    projects: ProjectRepository
+    environments: EnvironmentRepository
+    flags: FlagRepository
+    segments: SegmentRepository
+    tokens: TokenRepository
+    audit: AuditRepository
+    changes: ChangeRepository
+
+
+class Store(Protocol):
+    def unit_of_work(self, *, read_only: bool = False) -> AbstractContextManager[UnitOfWork]:
+        """A transaction: committed when the block exits cleanly, rolled back on an exception.
+        `read_only=True` lets SQLite readers run beside a writer; writing in it is an error."""
+        ...
+
+    def ping(self) -> None:
+        """Raise `StoreUnavailable` unless the store answers now."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class ChangeFeed(Protocol):
+    """Committed changes to subscribers, in seq order, without gaps or duplicates."""
+
+    def publish(self, seq: int) -> None:
+        """Announce that changes up to `seq` are committed. Call after the commit; never raises
+        (a failed announcement is repaired by subscribers catching up from the outbox)."""
+        ...
+
+    def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
+        """Every change with seq > `after_seq`: first the backlog from the outbox, then live."""
+        ...
+
+    async def latest_seq(self) -> int: ...
+    async def aclose(self) -> None: ...
+
+
+__all__ = [
+    "AuditEntry",
+    "AuditRepository",
+    "Change",
+    "ChangeFeed",
+    "ChangeKind",
+    "ChangeRecord",
+    "ChangeRepository",
+    "Clock",
+    "CredentialKind",
+    "EnvironmentRecord",
+    "EnvironmentRepository",
+    "FlagRecord",
+    "FlagRepository",
+    "JsonObject",
+    "ProjectRecord",
+    "ProjectRepository",
+    "RetiredCredential",
+    "Role",
+    "SegmentRecord",
+    "SegmentRepository",
+    "Store",
+    "TokenRecord",
+    "TokenRepository",
+    "UnitOfWork",
+]
