@@ -1,0 +1,1 @@
+"""Benchmarks that run Flagstaff beside a peer in the same process and report ratios."""
