@@ -1,0 +1,411 @@
+"""The in-memory store: the reference behaviour of the storage ports, used by unit tests and
+whenever nothing has to survive the process. Keeps no references to callers' objects."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
+
+from flagstaff_server.adapters.millis import truncate
+from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
+from flagstaff_server.services.ports import (
+    AuditEntry,
+    Change,
+    ChangeKind,
+    CredentialKind,
+    EnvironmentRecord,
+    FlagRecord,
+    JsonObject,
+    ProjectRecord,
+    SegmentRecord,
+    TokenRecord,
+)
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def _stored(record: R) -> R:
+    """A private copy with times cut to the millisecond, as the SQL store keeps them."""
+    clone = copy.deepcopy(record)
+    times = {
+        f.name: truncate(value)
+        for f in fields(clone)
+        if isinstance(value := getattr(clone, f.name), datetime)
+    }
+    return replace(clone, **times) if times else clone
+
+
+def _stored_environment(record: EnvironmentRecord) -> EnvironmentRecord:
+    stored = _stored(record)
+    return replace(stored, retired=tuple(_stored(r) for r in stored.retired))
+
+
+@dataclass(slots=True)
+class _State:
+    projects: dict[str, ProjectRecord] = field(default_factory=dict)
+    environments: dict[tuple[str, str], EnvironmentRecord] = field(default_factory=dict)
+    flags: dict[tuple[str, str], FlagRecord] = field(default_factory=dict)
+    segments: dict[tuple[str, str, str], SegmentRecord] = field(default_factory=dict)
+    tokens: dict[str, TokenRecord] = field(default_factory=dict)
+    audit: dict[str, AuditEntry] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+
+
+class _Journal:
+    """Undo steps of the open transaction, replayed backwards on rollback."""
+
+    def __init__(self, *, read_only: bool) -> None:
+        self._undo: list[Callable[[], None]] = []
+        self._read_only = read_only
+
+    def check_writable(self) -> None:
+        if self._read_only:
+            raise RuntimeError("write in a read-only unit of work")
+
+    def put(self, table: dict[K, V], key: K, value: V) -> None:
+        self.check_writable()
+        if key in table:
+            old = table[key]
+            self._undo.append(lambda: table.__setitem__(key, old))
+        else:
+            self._undo.append(lambda: table.__delitem__(key))
+        table[key] = value
+
+    def remove(self, table: dict[K, V], key: K) -> None:
+        self.check_writable()
+        old = table.pop(key)
+        self._undo.append(lambda: table.__setitem__(key, old))
+
+    def append(self, log: list[Change], change: Change) -> None:
+        self.check_writable()
+        log.append(change)
+        self._undo.append(lambda: log.__delitem__(-1))
+
+    def rollback(self) -> None:
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+
+
+class _Projects:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, key: str) -> ProjectRecord | None:
+        found = self._state.projects.get(key)
+        return copy.deepcopy(found)
+
+    def list(self) -> list[ProjectRecord]:
+        return [copy.deepcopy(p) for _, p in sorted(self._state.projects.items())]
+
+    def add(self, record: ProjectRecord) -> None:
+        if record.key in self._state.projects:
+            raise AlreadyExists(f"project {record.key!r} already exists")
+        self._journal.put(self._state.projects, record.key, _stored(record))
+
+    def replace(self, record: ProjectRecord) -> None:
+        if record.key not in self._state.projects:
+            raise NotFound(f"project {record.key!r} not found")
+        self._journal.put(self._state.projects, record.key, _stored(record))
+
+    def delete(self, key: str) -> None:
+        if key not in self._state.projects:
+            raise NotFound(f"project {key!r} not found")
+        state, journal = self._state, self._journal
+        for env_key in [k for k in state.environments if k[0] == key]:
+            _Environments(state, journal).delete(*env_key)
+        for flag_key in [k for k in state.flags if k[0] == key]:
+            journal.remove(state.flags, flag_key)
+        journal.remove(state.projects, key)
+
+
+_CREDENTIAL_FIELD: dict[CredentialKind, str] = {
+    "sdk": "sdk_key",
+    "mobile": "mobile_key",
+    "client_side": "client_side_id",
+}
+
+
+class _Environments:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, project: str, key: str) -> EnvironmentRecord | None:
+        return copy.deepcopy(self._state.environments.get((project, key)))
+
+    def list(self, project: str | None = None) -> list[EnvironmentRecord]:
+        return [
+            copy.deepcopy(env)
+            for (p, _), env in sorted(self._state.environments.items())
+            if project is None or p == project
+        ]
+
+    def add(self, record: EnvironmentRecord) -> None:
+        if record.project not in self._state.projects:
+            raise NotFound(f"project {record.project!r} not found")
+        ident = (record.project, record.key)
+        if ident in self._state.environments:
+            raise AlreadyExists(f"environment {record.key!r} already exists")
+        self._check_credentials_free(record)
+        self._journal.put(self._state.environments, ident, _stored_environment(record))
+
+    def replace(self, record: EnvironmentRecord) -> None:
+        ident = (record.project, record.key)
+        if ident not in self._state.environments:
+            raise NotFound(f"environment {record.key!r} not found")
+        self._check_credentials_free(record)
+        self._journal.put(self._state.environments, ident, _stored_environment(record))
+
+    def delete(self, project: str, key: str) -> None:
+        state = self._state
+        if (project, key) not in state.environments:
+            raise NotFound(f"environment {key!r} not found")
+        for seg_key in [k for k in state.segments if k[:2] == (project, key)]:
+            self._journal.remove(state.segments, seg_key)
+        self._journal.remove(state.environments, (project, key))
+
+    def find_by_credential(
+        self, kind: CredentialKind, value: str, now: datetime
+    ) -> EnvironmentRecord | None:
+        attribute = _CREDENTIAL_FIELD[kind]
+        for env in self._state.environments.values():
+            if getattr(env, attribute) == value:
+                return copy.deepcopy(env)
+        for env in self._state.environments.values():
+            for retired in env.retired:
+                if retired.kind == kind and retired.value == value and retired.expires > now:
+                    return copy.deepcopy(env)
+        return None
+
+    def _check_credentials_free(self, record: EnvironmentRecord) -> None:
+        ident = (record.project, record.key)
+        for other_ident, other in self._state.environments.items():
+            if other_ident == ident:
+                continue
+            for attribute in _CREDENTIAL_FIELD.values():
+                if getattr(other, attribute) == getattr(record, attribute):
+                    raise AlreadyExists(f"{attribute} is already used by another environment")
+
+
+class _Flags:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, project: str, key: str) -> FlagRecord | None:
+        return copy.deepcopy(self._state.flags.get((project, key)))
+
+    def list(self, project: str) -> list[FlagRecord]:
+        return [
+            copy.deepcopy(flag)
+            for (p, _), flag in sorted(self._state.flags.items())
+            if p == project
+        ]
+
+    def add(self, record: FlagRecord) -> None:
+        if record.project not in self._state.projects:
+            raise NotFound(f"project {record.project!r} not found")
+        if (record.project, record.key) in self._state.flags:
+            raise AlreadyExists(f"flag {record.key!r} already exists")
+        self._journal.put(self._state.flags, (record.project, record.key), _stored(record))
+
+    def replace(self, record: FlagRecord, expected_version: int) -> None:
+        ident = (record.project, record.key)
+        _check_version(self._state.flags.get(ident), f"flag {record.key!r}", expected_version)
+        self._journal.put(self._state.flags, ident, _stored(record))
+
+    def delete(self, project: str, key: str, expected_version: int | None = None) -> None:
+        current = self._state.flags.get((project, key))
+        _check_version(current, f"flag {key!r}", expected_version)
+        self._journal.remove(self._state.flags, (project, key))
+
+
+class _Segments:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, project: str, environment: str, key: str) -> SegmentRecord | None:
+        return copy.deepcopy(self._state.segments.get((project, environment, key)))
+
+    def list(self, project: str, environment: str) -> list[SegmentRecord]:
+        return [
+            copy.deepcopy(segment)
+            for (p, e, _), segment in sorted(self._state.segments.items())
+            if (p, e) == (project, environment)
+        ]
+
+    def add(self, record: SegmentRecord) -> None:
+        if (record.project, record.environment) not in self._state.environments:
+            raise NotFound(f"environment {record.environment!r} not found")
+        ident = (record.project, record.environment, record.key)
+        if ident in self._state.segments:
+            raise AlreadyExists(f"segment {record.key!r} already exists")
+        self._journal.put(self._state.segments, ident, _stored(record))
+
+    def replace(self, record: SegmentRecord, expected_version: int) -> None:
+        ident = (record.project, record.environment, record.key)
+        current = self._state.segments.get(ident)
+        _check_version(current, f"segment {record.key!r}", expected_version)
+        self._journal.put(self._state.segments, ident, _stored(record))
+
+    def delete(
+        self, project: str, environment: str, key: str, expected_version: int | None = None
+    ) -> None:
+        ident = (project, environment, key)
+        _check_version(self._state.segments.get(ident), f"segment {key!r}", expected_version)
+        self._journal.remove(self._state.segments, ident)
+
+
+def _check_version(
+    current: FlagRecord | SegmentRecord | None, what: str, expected: int | None
+) -> None:
+    if current is None:
+        raise NotFound(f"{what} not found")
+    if expected is not None and current.version != expected:
+        raise VersionConflict(
+            f"{what} is at version {current.version}, not {expected}", path="/_version"
+        )
+
+
+class _Tokens:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, token_id: str) -> TokenRecord | None:
+        return copy.deepcopy(self._state.tokens.get(token_id))
+
+    def find_by_secret_hash(self, secret_hash: str) -> TokenRecord | None:
+        for token in self._state.tokens.values():
+            if token.secret_hash == secret_hash:
+                return copy.deepcopy(token)
+        return None
+
+    def list(self) -> list[TokenRecord]:
+        tokens = sorted(self._state.tokens.values(), key=lambda t: (t.created, t.id))
+        return copy.deepcopy(tokens)
+
+    def add(self, record: TokenRecord) -> None:
+        if record.id in self._state.tokens:
+            raise AlreadyExists(f"token {record.id!r} already exists")
+        if any(t.secret_hash == record.secret_hash for t in self._state.tokens.values()):
+            raise AlreadyExists("a token with this secret already exists")
+        self._journal.put(self._state.tokens, record.id, _stored(record))
+
+    def replace(self, record: TokenRecord) -> None:
+        if record.id not in self._state.tokens:
+            raise NotFound(f"token {record.id!r} not found")
+        self._journal.put(self._state.tokens, record.id, _stored(record))
+
+
+class _Audit:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def append(self, entry: AuditEntry) -> None:
+        if entry.id in self._state.audit:
+            raise AlreadyExists(f"audit entry {entry.id!r} already exists")
+        self._journal.put(self._state.audit, entry.id, _stored(entry))
+
+    def get(self, entry_id: str) -> AuditEntry | None:
+        return copy.deepcopy(self._state.audit.get(entry_id))
+
+    def list(
+        self,
+        *,
+        resource_prefix: str | None = None,
+        kind: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+    ) -> list[AuditEntry]:
+        chosen = [
+            entry
+            for entry in self._state.audit.values()
+            if (resource_prefix is None or entry.resource.startswith(resource_prefix))
+            and (kind is None or entry.kind == kind)
+            and (since is None or entry.at >= truncate(since))
+            and (until is None or entry.at < truncate(until))
+        ]
+        chosen.sort(key=lambda e: (e.at, e.id), reverse=True)
+        return copy.deepcopy(chosen[: max(limit, 0)])
+
+
+class _Changes:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def append(
+        self,
+        *,
+        project: str,
+        environment: str,
+        kind: ChangeKind,
+        key: str,
+        version: int,
+        item: JsonObject | None,
+        at: datetime,
+    ) -> int:
+        seq = len(self._state.changes) + 1
+        change = Change(
+            seq=seq,
+            project=project,
+            environment=environment,
+            kind=kind,
+            key=key,
+            version=version,
+            item=copy.deepcopy(item),
+            at=truncate(at),
+        )
+        self._journal.append(self._state.changes, change)
+        return seq
+
+    def since(self, after_seq: int, limit: int = 1000) -> list[Change]:
+        start = max(after_seq, 0)
+        return copy.deepcopy(self._state.changes[start : start + max(limit, 0)])
+
+    def latest_seq(self) -> int:
+        return len(self._state.changes)
+
+
+class InMemoryUnitOfWork:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self.projects = _Projects(state, journal)
+        self.environments = _Environments(state, journal)
+        self.flags = _Flags(state, journal)
+        self.segments = _Segments(state, journal)
+        self.tokens = _Tokens(state, journal)
+        self.audit = _Audit(state, journal)
+        self.changes = _Changes(state, journal)
+
+
+class InMemoryStore:
+    """Transactions run one at a time under a lock; a rollback replays the undo journal."""
+
+    def __init__(self) -> None:
+        self._state = _State()
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def unit_of_work(self, *, read_only: bool = False) -> Iterator[InMemoryUnitOfWork]:
+        with self._lock:
+            journal = _Journal(read_only=read_only)
+            try:
+                yield InMemoryUnitOfWork(self._state, journal)
+            except BaseException:
+                journal.rollback()
+                raise
+
+    def ping(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,82 @@
+"""Turns a user's database URL into a configured SQLAlchemy engine: psycopg 3 for PostgreSQL,
+SQLite in WAL mode with a busy timeout and transactions that take the write lock up front."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from flagstaff_server.errors import InvalidInput
+
+WRITE_OPTION = "flagstaff_write"
+"""Connection execution option: False starts a SQLite transaction without the write lock."""
+
+_POSTGRES_NAMES = {"postgres", "postgresql", "postgresql+psycopg"}
+_BUSY_TIMEOUT_MS = 30_000
+
+
+def database_url(raw: str) -> URL:
+    """Parse and normalise a URL: `postgres://` and `postgresql://` use psycopg 3."""
+    try:
+        url = make_url(raw)
+    except ArgumentError as exc:
+        raise InvalidInput(f"not a database URL: {raw!r}", path="database") from exc
+    if url.drivername in _POSTGRES_NAMES:
+        return url.set(drivername="postgresql+psycopg")
+    if url.drivername in {"sqlite", "sqlite+pysqlite"}:
+        if not url.database or url.database == ":memory:":
+            raise InvalidInput("SQLite needs a database file path", path="database")
+        return url.set(drivername="sqlite+pysqlite")
+    raise InvalidInput(
+        f"unsupported database {url.drivername!r}: use sqlite:///PATH or postgresql://...",
+        path="database",
+    )
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path.resolve()}"
+
+
+def create_store_engine(raw_url: str) -> Engine:
+    url = database_url(raw_url)
+    if url.get_backend_name() == "sqlite":
+        return _sqlite_engine(url)
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    assert url.database is not None  # checked by database_url
+    Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": _BUSY_TIMEOUT_MS / 1000},
+        pool_size=10,
+        max_overflow=20,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        # The driver's own transaction handling is switched off so that BEGIN is ours.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            f"busy_timeout={_BUSY_TIMEOUT_MS}",
+        ):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        # A deferred transaction that later writes cannot wait for the lock in WAL mode
+        # (SQLITE_BUSY at once), so writers take it at BEGIN, where busy_timeout applies.
+        write = connection.get_execution_options().get(WRITE_OPTION, True)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine

@@ -1,0 +1,32 @@
+"""Brings a database to the newest schema with Alembic, safely when several processes start at
+once: the whole upgrade runs in one transaction behind a database-wide lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, text
+
+VERSION_TABLE = "flagstaff_schema_version"
+SCRIPT_LOCATION = Path(__file__).with_name("migrations")
+# An arbitrary constant naming Flagstaff's advisory lock on PostgreSQL.
+_MIGRATION_LOCK_ID = 0x466C6167
+
+
+def upgrade(engine: Engine) -> None:
+    """Apply every missing migration; a no-op on an up-to-date database."""
+    with engine.begin() as connection:
+        _lock(connection)
+        config = Config()
+        config.set_main_option("script_location", str(SCRIPT_LOCATION))
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def _lock(connection: Connection) -> None:
+    # SQLite: the write transaction (BEGIN IMMEDIATE, see store.py) already excludes other
+    # writers. PostgreSQL: DDL does not lock out a second migrator, the advisory lock does.
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID})

@@ -1,0 +1,1 @@
+"""Alembic migrations of the SQL store; applied by `flagstaff_server.adapters.sql.migration`."""

@@ -1,0 +1,1 @@
+"""Migration scripts, oldest first; each names its parent in `down_revision`."""

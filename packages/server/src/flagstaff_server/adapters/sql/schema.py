@@ -1,0 +1,153 @@
+"""The tables the SQL store queries. The migrations create them; a contract test checks that the
+migrated database matches this metadata. JSON is kept as text, times as UTC epoch milliseconds."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("tags", Text, nullable=False),
+    Column("doc", Text, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+)
+
+environments = Table(
+    "environments",
+    metadata,
+    Column("project", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("sdk_key", Text, nullable=False),
+    Column("mobile_key", Text, nullable=False),
+    Column("client_side_id", Text, nullable=False),
+    Column("secure_mode", Boolean, nullable=False),
+    Column("doc", Text, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    PrimaryKeyConstraint("project", "key", name="pk_environments"),
+    ForeignKeyConstraint(
+        ["project"], ["projects.key"], ondelete="CASCADE", name="fk_environments_project"
+    ),
+    UniqueConstraint("sdk_key", name="uq_environments_sdk_key"),
+    UniqueConstraint("mobile_key", name="uq_environments_mobile_key"),
+    UniqueConstraint("client_side_id", name="uq_environments_client_side_id"),
+)
+
+retired_credentials = Table(
+    "retired_credentials",
+    metadata,
+    Column("kind", Text, nullable=False),
+    Column("value", Text, nullable=False),
+    Column("project", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("expires_ms", BigInteger, nullable=False),
+    PrimaryKeyConstraint("kind", "value", name="pk_retired_credentials"),
+    ForeignKeyConstraint(
+        ["project", "environment"],
+        ["environments.project", "environments.key"],
+        ondelete="CASCADE",
+        name="fk_retired_credentials_environment",
+    ),
+    Index("ix_retired_credentials_environment", "project", "environment"),
+)
+
+flags = Table(
+    "flags",
+    metadata,
+    Column("project", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("doc", Text, nullable=False),
+    PrimaryKeyConstraint("project", "key", name="pk_flags"),
+    ForeignKeyConstraint(
+        ["project"], ["projects.key"], ondelete="CASCADE", name="fk_flags_project"
+    ),
+)
+
+segments = Table(
+    "segments",
+    metadata,
+    Column("project", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("doc", Text, nullable=False),
+    PrimaryKeyConstraint("project", "environment", "key", name="pk_segments"),
+    ForeignKeyConstraint(
+        ["project", "environment"],
+        ["environments.project", "environments.key"],
+        ondelete="CASCADE",
+        name="fk_segments_environment",
+    ),
+)
+
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("secret_hash", Text, nullable=False),
+    Column("project", Text, nullable=True),
+    Column("environment", Text, nullable=True),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("revoked_ms", BigInteger, nullable=True),
+    Column("doc", Text, nullable=False),
+    UniqueConstraint("secret_hash", name="uq_tokens_secret_hash"),
+)
+
+audit = Table(
+    "audit",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("at_ms", BigInteger, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("resource", Text, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("comment", Text, nullable=True),
+    Column("patch", Text, nullable=True),
+    Column("before", Text, nullable=True),
+    Column("after", Text, nullable=True),
+    Index("ix_audit_at", "at_ms"),
+    Index("ix_audit_resource", "resource"),
+)
+
+changes = Table(
+    "changes",
+    metadata,
+    Column("seq", BigInteger, primary_key=True, autoincrement=False),
+    Column("project", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("item", Text, nullable=True),
+    Column("at_ms", BigInteger, nullable=False),
+)
+
+# One row (id = 1) holding the last seq handed out. Taking the next number updates this row, so
+# the row lock orders writers: seq order is commit order and a rollback returns the number.
+change_counter = Table(
+    "change_counter",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("seq", BigInteger, nullable=False),
+)

@@ -1,0 +1,88 @@
+"""The SQL store: units of work on SQLite or PostgreSQL through one SQLAlchemy engine, with the
+schema migrated on open. Driver failures leave here only as `StoreUnavailable`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from flagstaff_server.adapters.sql.engine import WRITE_OPTION, create_store_engine
+from flagstaff_server.adapters.sql.migration import upgrade
+from flagstaff_server.adapters.sql.repository import (
+    SqlAudit,
+    SqlChanges,
+    SqlEnvironments,
+    SqlFlags,
+    SqlProjects,
+    SqlSegments,
+    SqlTokens,
+    Transaction,
+)
+from flagstaff_server.errors import StoreUnavailable
+
+_UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
+
+
+class SqlUnitOfWork:
+    def __init__(self, connection: Connection, *, read_only: bool) -> None:
+        tx = Transaction(connection, read_only=read_only)
+        self.projects = SqlProjects(tx)
+        self.environments = SqlEnvironments(tx)
+        self.flags = SqlFlags(tx)
+        self.segments = SqlSegments(tx)
+        self.tokens = SqlTokens(tx)
+        self.audit = SqlAudit(tx)
+        self.changes = SqlChanges(tx)
+
+
+class SqlStore:
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        """Connect to `url` (sqlite:///PATH or postgresql://...) and, unless told otherwise,
+        bring its schema up to date."""
+        self._engine = create_store_engine(url)
+        if migrate:
+            self._translated(lambda: upgrade(self._engine))
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @property
+    def dialect(self) -> str:
+        return self._engine.dialect.name
+
+    @contextmanager
+    def unit_of_work(self, *, read_only: bool = False) -> Iterator[SqlUnitOfWork]:
+        try:
+            with self._engine.connect() as connection:
+                connection.execution_options(**{WRITE_OPTION: not read_only})
+                with connection.begin():
+                    yield SqlUnitOfWork(connection, read_only=read_only)
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailable(self._describe(exc)) from exc
+
+    def ping(self) -> None:
+        def probe() -> None:
+            with self._engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+                connection.rollback()
+
+        self._translated(probe)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def _translated(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailable(self._describe(exc)) from exc
+
+    def _describe(self, exc: Exception) -> str:
+        where = self._engine.url.render_as_string(hide_password=True)
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        return f"database {where} unavailable: {reason}"
