@@ -1,0 +1,111 @@
+"""Shared vocabulary of the domain: REST documents are plain JSON dicts, ids come from an injected
+factory, and the typed readers here turn wrong JSON types into `ValidationError`s with a pointer.
+No I/O and no clock: callers pass `now_ms` and an id factory in.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flagstaff_server.errors import ValidationError
+
+Document = dict[str, Any]
+"""A REST document (flag or segment) as parsed JSON."""
+
+IdFactory = Callable[[], str]
+"""Returns a fresh unique id (a UUID string in production, a counter in tests)."""
+
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9._-]+$")
+"""LaunchDarkly keys: letters, digits, '.', '_' and '-' (flags, segments, environments)."""
+
+KEY_MAX_LENGTH = 256
+
+CONTEXT_KIND_PATTERN = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def clone(document: Any) -> Any:
+    """A deep copy, so edits never alias the caller's data (edits are all-or-nothing)."""
+    return copy.deepcopy(document)
+
+
+def pointer(*parts: str | int) -> str:
+    """The JSON pointer (RFC 6901) for a sequence of object keys and array indices."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """JSON equality: unlike Python's `==`, `true` never equals `1`; numbers compare by value."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left is right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return left == right
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(json_equal, left, right))
+    return type(left) is type(right) and bool(left == right)
+
+
+def is_valid_key(key: object) -> bool:
+    return isinstance(key, str) and 0 < len(key) <= KEY_MAX_LENGTH and bool(KEY_PATTERN.match(key))
+
+
+def is_valid_context_kind(kind: object) -> bool:
+    return (
+        isinstance(kind, str)
+        and kind not in ("kind", "multi")
+        and bool(CONTEXT_KIND_PATTERN.match(kind))
+    )
+
+
+def require_object(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValidationError(f"expected an object at {path or '/'}", path=path)
+    return value
+
+
+def require_list(value: Any, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValidationError(f"expected an array at {path}", path=path)
+    return value
+
+
+def require_string(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"expected a string at {path}", path=path)
+    return value
+
+
+def require_bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(f"expected a boolean at {path}", path=path)
+    return value
+
+
+def require_int(value: Any, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"expected an integer at {path}", path=path)
+    return value
+
+
+def require_strings(value: Any, path: str) -> list[str]:
+    items = require_list(value, path)
+    for index, item in enumerate(items):
+        require_string(item, f"{path}/{index}")
+    return items
+
+
+def field(obj: dict[str, Any], name: str, path: str) -> Any:
+    """A required member of a JSON object."""
+    if name not in obj:
+        raise ValidationError(
+            f"missing required field '{name}' at {path or '/'}", path=f"{path}/{name}"
+        )
+    return obj[name]
+
+
+def variation_values(document: Document) -> Sequence[Any]:
+    return [variation.get("value") for variation in document.get("variations", [])]
