@@ -1,0 +1,322 @@
+"""Compiles a clause into a small closure specialised by operator and attribute shape.
+
+Clause values are prepared once (regexes compiled, semvers and instants parsed, sets built); the
+closure only reads the context. Must not decide anything about rules or flags.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from flagstaff_core.attribute import parse_attribute
+from flagstaff_core.context import DEFAULT_KIND
+from flagstaff_core.scope import MalformedFlagError
+from flagstaff_core.semver import parse_semver
+from flagstaff_core.timestamp import parse_instant
+
+if TYPE_CHECKING:
+    from flagstaff_core.context import Context
+    from flagstaff_core.model import Clause
+    from flagstaff_core.scope import Scope
+
+Test = Callable[[Any], bool]
+Matcher = Callable[["Context", "Scope | None"], bool]
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _is_number(value: Any) -> bool:
+    kind = type(value)
+    return kind is int or kind is float
+
+
+def compile_test(op: str, values: Sequence[Any]) -> Test:
+    """A predicate on one context value: true when it matches any clause value under `op`."""
+    builder = _TESTS.get(op)
+    return _never if builder is None else builder(values)
+
+
+def _in_test(values: Sequence[Any]) -> Test:
+    # Type-strict JSON equality: bool never equals a number, 1 == 1.0, strings exactly.
+    # Objects, arrays and null never match.
+    strings = frozenset(v for v in values if type(v) is str)
+    numbers = frozenset(v for v in values if _is_number(v))
+    booleans = frozenset(v for v in values if type(v) is bool)
+    if not numbers and not booleans:
+        if not strings:
+            return _never
+        if len(strings) == 1:
+            (only,) = strings
+            return lambda v: type(v) is str and v == only
+        return lambda v: type(v) is str and v in strings
+
+    def test(value: Any) -> bool:
+        kind = type(value)
+        if kind is str:
+            return value in strings
+        if kind is bool:
+            return value in booleans
+        if kind is int or kind is float:
+            return value in numbers
+        return False
+
+    return test
+
+
+def _strings(values: Sequence[Any]) -> tuple[str, ...]:
+    return tuple(v for v in values if type(v) is str)
+
+
+def _starts_with_test(values: Sequence[Any]) -> Test:
+    prefixes = _strings(values)
+    if not prefixes:
+        return _never
+    return lambda v: type(v) is str and v.startswith(prefixes)
+
+
+def _ends_with_test(values: Sequence[Any]) -> Test:
+    suffixes = _strings(values)
+    if not suffixes:
+        return _never
+    return lambda v: type(v) is str and v.endswith(suffixes)
+
+
+def _contains_test(values: Sequence[Any]) -> Test:
+    parts = _strings(values)
+    if not parts:
+        return _never
+    if len(parts) == 1:
+        (only,) = parts
+        return lambda v: type(v) is str and only in v
+    return lambda v: type(v) is str and any(part in v for part in parts)
+
+
+def _matches_test(values: Sequence[Any]) -> Test:
+    patterns = []
+    for value in values:
+        if type(value) is str:
+            try:
+                patterns.append(re.compile(value))
+            except re.error:
+                continue  # an invalid regex never matches
+    if not patterns:
+        return _never
+    if len(patterns) == 1:
+        search = patterns[0].search
+        return lambda v: type(v) is str and search(v) is not None
+    searches = tuple(p.search for p in patterns)
+    return lambda v: type(v) is str and any(s(v) is not None for s in searches)
+
+
+def _numbers(values: Sequence[Any]) -> list[float]:
+    return [float(v) for v in values if _is_number(v)]
+
+
+# "a < any b" is "a < max(b)", so each comparison keeps one bound.
+def _less_than_test(values: Sequence[Any]) -> Test:
+    numbers = _numbers(values)
+    if not numbers:
+        return _never
+    bound = max(numbers)
+    return lambda v: _is_number(v) and float(v) < bound
+
+
+def _less_than_or_equal_test(values: Sequence[Any]) -> Test:
+    numbers = _numbers(values)
+    if not numbers:
+        return _never
+    bound = max(numbers)
+    return lambda v: _is_number(v) and float(v) <= bound
+
+
+def _greater_than_test(values: Sequence[Any]) -> Test:
+    numbers = _numbers(values)
+    if not numbers:
+        return _never
+    bound = min(numbers)
+    return lambda v: _is_number(v) and float(v) > bound
+
+
+def _greater_than_or_equal_test(values: Sequence[Any]) -> Test:
+    numbers = _numbers(values)
+    if not numbers:
+        return _never
+    bound = min(numbers)
+    return lambda v: _is_number(v) and float(v) >= bound
+
+
+def _instants(values: Sequence[Any]) -> list[float]:
+    return [t for t in map(parse_instant, values) if t is not None]
+
+
+def _before_test(values: Sequence[Any]) -> Test:
+    instants = _instants(values)
+    if not instants:
+        return _never
+    bound = max(instants)
+
+    def test(value: Any) -> bool:
+        instant = parse_instant(value)
+        return instant is not None and instant < bound
+
+    return test
+
+
+def _after_test(values: Sequence[Any]) -> Test:
+    instants = _instants(values)
+    if not instants:
+        return _never
+    bound = min(instants)
+
+    def test(value: Any) -> bool:
+        instant = parse_instant(value)
+        return instant is not None and instant > bound
+
+    return test
+
+
+def _semvers(values: Sequence[Any]) -> list[Any]:
+    return [s for s in map(parse_semver, values) if s is not None]
+
+
+def _semver_equal_test(values: Sequence[Any]) -> Test:
+    versions = frozenset(_semvers(values))
+    if not versions:
+        return _never
+    return lambda v: parse_semver(v) in versions
+
+
+def _semver_less_than_test(values: Sequence[Any]) -> Test:
+    versions = _semvers(values)
+    if not versions:
+        return _never
+    bound = max(versions)
+
+    def test(value: Any) -> bool:
+        version = parse_semver(value)
+        return version is not None and version < bound
+
+    return test
+
+
+def _semver_greater_than_test(values: Sequence[Any]) -> Test:
+    versions = _semvers(values)
+    if not versions:
+        return _never
+    bound = min(versions)
+
+    def test(value: Any) -> bool:
+        version = parse_semver(value)
+        return version is not None and version > bound
+
+    return test
+
+
+_TESTS: dict[str, Callable[[Sequence[Any]], Test]] = {
+    "in": _in_test,
+    "startsWith": _starts_with_test,
+    "endsWith": _ends_with_test,
+    "contains": _contains_test,
+    "matches": _matches_test,
+    "lessThan": _less_than_test,
+    "lessThanOrEqual": _less_than_or_equal_test,
+    "greaterThan": _greater_than_test,
+    "greaterThanOrEqual": _greater_than_or_equal_test,
+    "before": _before_test,
+    "after": _after_test,
+    "semVerEqual": _semver_equal_test,
+    "semVerLessThan": _semver_less_than_test,
+    "semVerGreaterThan": _semver_greater_than_test,
+}
+
+
+def compile_clause(clause: Clause) -> Matcher:
+    """A closure telling whether a context satisfies `clause` (segmentMatch excluded)."""
+    negate = clause.negate
+    test = compile_test(clause.op, clause.values)
+    path = parse_attribute(clause.attribute, clause.context_kind)
+    kind = clause.context_kind or DEFAULT_KIND
+    if path == ("kind",):
+
+        def match_kind(context: Context, scope: Scope | None) -> bool:
+            for each in context.kinds:
+                if test(each):
+                    return not negate
+            return negate
+
+        return match_kind
+    if path is None:
+
+        def malformed(context: Context, scope: Scope | None) -> bool:
+            # LaunchDarkly reports a bad reference only when the context has the clause's kind.
+            if kind in context._attributes_by_kind:
+                raise MalformedFlagError(f"invalid attribute reference {clause.attribute!r}")
+            return False
+
+        return malformed
+    if len(path) == 1:
+        (name,) = path
+
+        def match_attribute(context: Context, scope: Scope | None) -> bool:
+            attributes = context._attributes_by_kind.get(kind)
+            if attributes is None:
+                return False
+            value = attributes.get(name)
+            if value is None:
+                return False
+            value_kind = type(value)
+            if value_kind is list or value_kind is tuple:
+                for item in value:
+                    if test(item):
+                        return not negate
+                return negate
+            return test(value) is not negate
+
+        return match_attribute
+
+    first, rest = path[0], path[1:]
+
+    def match_path(context: Context, scope: Scope | None) -> bool:
+        attributes = context._attributes_by_kind.get(kind)
+        if attributes is None:
+            return False
+        value = attributes.get(first)
+        for component in rest:
+            if type(value) is not dict:
+                return False
+            value = value.get(component)
+        if value is None:
+            return False
+        value_kind = type(value)
+        if value_kind is list or value_kind is tuple:
+            for item in value:
+                if test(item):
+                    return not negate
+            return negate
+        return test(value) is not negate
+
+    return match_path
+
+
+def compile_clauses(matchers: Sequence[Matcher]) -> Matcher:
+    """One closure that is true when every matcher is (an empty list always matches)."""
+    if not matchers:
+        return lambda context, scope: True
+    if len(matchers) == 1:
+        return matchers[0]
+    if len(matchers) == 2:
+        first, second = matchers
+        return lambda context, scope: first(context, scope) and second(context, scope)
+    every = tuple(matchers)
+
+    def match_all(context: Context, scope: Scope | None) -> bool:
+        for matcher in every:  # noqa: SIM110 - a loop avoids building a generator per call
+            if not matcher(context, scope):
+                return False
+        return True
+
+    return match_all

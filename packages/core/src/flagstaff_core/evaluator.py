@@ -1,0 +1,85 @@
+"""Evaluates one flag for one context: LaunchDarkly's algorithm run over compiled flags.
+
+Never raises for a valid flag and context: every failure is an ERROR reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from flagstaff_core.big_segment import BigSegmentMembership
+from flagstaff_core.context import Context
+from flagstaff_core.evaluation import Evaluation
+from flagstaff_core.model import Flag, FlagData
+from flagstaff_core.reason import ErrorKind, EvaluationDetail, Reason
+from flagstaff_core.scope import MalformedFlagError, Scope
+
+_NO_CONTEXT = Evaluation(
+    flag=None, detail=EvaluationDetail(None, None, Reason.error(ErrorKind.USER_NOT_SPECIFIED))
+)
+_NOT_FOUND = Evaluation(
+    flag=None, detail=EvaluationDetail(None, None, Reason.error(ErrorKind.FLAG_NOT_FOUND))
+)
+
+
+def evaluate(
+    flag: Flag,
+    context: Context | None,
+    data: FlagData,
+    *,
+    big_segments: BigSegmentMembership | None = None,
+) -> Evaluation:
+    """Evaluate `flag` for `context`; `data` resolves prerequisites and segments.
+
+    `context=None` (missing or invalid) gives ERROR/USER_NOT_SPECIFIED. When the result has no
+    variation, `detail.value` is None and the caller substitutes its default.
+    """
+    if context is None:
+        return flag._no_context
+    constant = flag._constant
+    if constant is not None:
+        return constant
+    if not flag._needs_scope:
+        try:
+            return flag._run(context, None)
+        except MalformedFlagError:
+            return flag._malformed
+    scope = Scope(data._live_flags, data._live_segments, big_segments)
+    try:
+        evaluation = flag._run(context, scope)
+    except MalformedFlagError:
+        evaluation = flag._malformed
+        scope.big_segments_status = None  # as the official SDKs: an error carries no status
+    if (
+        not scope.prerequisites
+        and not scope.prerequisite_keys
+        and scope.big_segments_status is None
+    ):
+        return evaluation
+    detail = evaluation.detail
+    if scope.big_segments_status is not None:
+        reason = replace(detail.reason, big_segments_status=scope.big_segments_status)
+        detail = EvaluationDetail(detail.value, detail.variation_index, reason)
+    return Evaluation(
+        flag=flag,
+        detail=detail,
+        track_events=evaluation.track_events,
+        force_reason=evaluation.force_reason,
+        prerequisites=tuple(scope.prerequisites),
+        prerequisite_keys=tuple(scope.prerequisite_keys),
+    )
+
+
+def evaluate_key(
+    data: FlagData,
+    key: str,
+    context: Context | None,
+    *,
+    big_segments: BigSegmentMembership | None = None,
+) -> Evaluation:
+    """Evaluate the flag stored under `key`; a missing or deleted flag gives FLAG_NOT_FOUND."""
+    flag = data._live_flags.get(key)
+    if flag is None:
+        # An invalid context is reported before a missing flag, as the official SDKs do.
+        return _NOT_FOUND if context is not None else _NO_CONTEXT
+    return evaluate(flag, context, data, big_segments=big_segments)

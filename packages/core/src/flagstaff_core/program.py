@@ -1,0 +1,449 @@
+"""Compiles flags and segments into closures, so evaluation allocates almost nothing.
+
+Every outcome that cannot depend on the context (off, a fixed-variation rule, a target, a fixed
+fallthrough, each rollout bucket) becomes a pre-built `Evaluation`. Must not do I/O or keep state
+between evaluations; per-evaluation state lives in `Scope`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from flagstaff_core.attribute import parse_attribute
+from flagstaff_core.bucketing import bucket, bucket_prefix
+from flagstaff_core.clause import Matcher, compile_clause, compile_clauses
+from flagstaff_core.context import DEFAULT_KIND
+from flagstaff_core.evaluation import Evaluation, PrerequisiteEvaluation
+from flagstaff_core.reason import (
+    BigSegmentsStatus,
+    ErrorKind,
+    EvaluationDetail,
+    Reason,
+    ReasonKind,
+)
+from flagstaff_core.scope import MalformedFlagError
+
+if TYPE_CHECKING:
+    from flagstaff_core.context import Context
+    from flagstaff_core.model import Clause, Flag, Rollout, Segment, SegmentRule
+    from flagstaff_core.scope import Scope
+
+Outcome = Callable[["Context"], Evaluation]
+Run = Callable[["Context", "Scope | None"], Evaluation]
+
+_OFF = Reason(kind=ReasonKind.OFF)
+_FALLTHROUGH = Reason(kind=ReasonKind.FALLTHROUGH)
+_TARGET_MATCH = Reason(kind=ReasonKind.TARGET_MATCH)
+_MALFORMED = Reason.error(ErrorKind.MALFORMED_FLAG)
+_NO_CONTEXT = Reason.error(ErrorKind.USER_NOT_SPECIFIED)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledFlag:
+    constant: Evaluation | None
+    run: Run
+    needs_scope: bool
+    malformed: Evaluation
+    no_context: Evaluation
+
+
+class _Results:
+    """Builds the pre-made evaluations of one flag."""
+
+    def __init__(self, flag: Flag) -> None:
+        self.flag = flag
+        self.malformed = Evaluation(
+            flag=flag,
+            detail=EvaluationDetail(None, None, _MALFORMED),
+            track_events=flag.track_events,
+        )
+
+    def result(
+        self, variation: int | None, reason: Reason, *, rule_tracked: bool = False
+    ) -> Evaluation:
+        flag = self.flag
+        if variation is None:
+            detail = EvaluationDetail(None, None, reason)
+        elif 0 <= variation < len(flag.variations):
+            detail = EvaluationDetail(flag.variations[variation], variation, reason)
+        else:
+            return self.malformed
+        experiment = (
+            reason.in_experiment
+            or rule_tracked
+            or (reason.kind is ReasonKind.FALLTHROUGH and flag.track_events_fallthrough)
+        )
+        return Evaluation(
+            flag=flag,
+            detail=detail,
+            track_events=flag.track_events or experiment,
+            force_reason=experiment,
+        )
+
+
+def _compile_rollout(
+    results: _Results, rollout: Rollout, reason: Reason, rule_tracked: bool
+) -> Outcome | Evaluation:
+    flag = results.flag
+    if not rollout.variations:
+        return results.malformed
+    experiment = rollout.is_experiment
+    kind = rollout.context_kind or DEFAULT_KIND
+    path: tuple[str, ...] | None = ("key",)
+    if not experiment and rollout.bucket_by:
+        path = parse_attribute(rollout.bucket_by, rollout.context_kind)
+    prefix = bucket_prefix(flag.key, flag.salt, rollout.seed)
+    in_experiment = Reason(
+        kind=reason.kind, rule_index=reason.rule_index, rule_id=reason.rule_id, in_experiment=True
+    )
+    steps: list[tuple[float, Evaluation]] = []
+    total = 0.0
+    for weighted in rollout.variations:
+        # Summed in the same order and precision as the official SDK.
+        total += weighted.weight / 100000.0
+        tracked = experiment and not weighted.untracked
+        chosen = in_experiment if tracked else reason
+        steps.append((total, results.result(weighted.variation, chosen, rule_tracked=rule_tracked)))
+    # A context without the rollout's kind lands in the first bucket and is not in the experiment.
+    absent = results.result(rollout.variations[0].variation, reason, rule_tracked=rule_tracked)
+    last = steps[-1][1]
+    table = tuple(steps)
+    getter = _value_getter(path)
+
+    def choose(context: Context) -> Evaluation:
+        attributes = context._attributes_by_kind.get(kind)
+        if attributes is None:
+            return absent
+        if getter is None:
+            raise MalformedFlagError(f"invalid bucketBy reference {rollout.bucket_by!r}")
+        point = bucket(prefix, getter(attributes))
+        for threshold, evaluation in table:
+            if point < threshold:
+                return evaluation
+        return last
+
+    return choose
+
+
+def _value_getter(path: tuple[str, ...] | None) -> Callable[[dict[str, Any]], Any] | None:
+    if path is None:
+        return None
+    if len(path) == 1:
+        (name,) = path
+        return lambda attributes: attributes.get(name)
+    first, rest = path[0], path[1:]
+
+    def get(attributes: dict[str, Any]) -> Any:
+        value = attributes.get(first)
+        for component in rest:
+            if type(value) is not dict:
+                return None
+            value = value.get(component)
+        return value
+
+    return get
+
+
+def _compile_target_steps(
+    flag: Flag, results: _Results
+) -> tuple[tuple[str, dict[str, Evaluation]], ...]:
+    steps: list[tuple[str, dict[str, Evaluation]]] = []
+
+    def add(kind: str, keys: tuple[str, ...], evaluation: Evaluation) -> None:
+        # Consecutive entries of one kind share a table; the first entry naming a key wins.
+        if not steps or steps[-1][0] != kind:
+            steps.append((kind, {}))
+        table = steps[-1][1]
+        for key in keys:
+            table.setdefault(key, evaluation)
+
+    target_match = _TARGET_MATCH
+    if not flag.context_targets:
+        for target in flag.targets:
+            add(DEFAULT_KIND, target.values, results.result(target.variation, target_match))
+    else:
+        for target in flag.context_targets:
+            kind = target.context_kind or DEFAULT_KIND
+            keys = target.values
+            if kind == DEFAULT_KIND:
+                # User keys live in `targets`, in the first entry with the same variation.
+                keys = next((t.values for t in flag.targets if t.variation == target.variation), ())
+            add(kind, keys, results.result(target.variation, target_match))
+    return tuple((kind, table) for kind, table in steps if table)
+
+
+def compile_flag(flag: Flag) -> CompiledFlag:
+    """The evaluator of `flag` and its constant results."""
+    results = _Results(flag)
+    no_context = Evaluation(flag=flag, detail=EvaluationDetail(None, None, _NO_CONTEXT))
+    off = results.result(flag.off_variation, _OFF)
+    if not flag.on:
+        return CompiledFlag(off, lambda context, scope: off, False, results.malformed, no_context)
+
+    needs_scope = bool(flag.prerequisites)
+    prerequisite_check = _compile_prerequisites(flag, results) if flag.prerequisites else None
+    target_steps = _compile_target_steps(flag, results)
+
+    rule_steps: list[tuple[Matcher, Evaluation | None, Outcome | None]] = []
+    for index, rule in enumerate(flag.rules):
+        matchers, uses_segments = _compile_clause_list(rule.clauses)
+        needs_scope = needs_scope or uses_segments
+        reason = Reason(kind=ReasonKind.RULE_MATCH, rule_index=index, rule_id=rule.id)
+        if rule.variation is not None:
+            outcome: Outcome | Evaluation = results.result(
+                rule.variation, reason, rule_tracked=rule.track_events
+            )
+        elif rule.rollout is not None:
+            outcome = _compile_rollout(results, rule.rollout, reason, rule.track_events)
+        else:
+            outcome = results.malformed
+        if isinstance(outcome, Evaluation):
+            rule_steps.append((compile_clauses(matchers), outcome, None))
+        else:
+            rule_steps.append((compile_clauses(matchers), None, outcome))
+
+    if flag.fallthrough.variation is not None:
+        fallthrough: Outcome | Evaluation = results.result(flag.fallthrough.variation, _FALLTHROUGH)
+    elif flag.fallthrough.rollout is not None:
+        fallthrough = _compile_rollout(results, flag.fallthrough.rollout, _FALLTHROUGH, False)
+    else:
+        fallthrough = results.malformed
+
+    if (
+        isinstance(fallthrough, Evaluation)
+        and prerequisite_check is None
+        and not target_steps
+        and not rule_steps
+    ):
+        constant = fallthrough
+        return CompiledFlag(
+            constant, lambda context, scope: constant, False, results.malformed, no_context
+        )
+
+    rules = tuple(rule_steps)
+    fixed_fallthrough = fallthrough if isinstance(fallthrough, Evaluation) else None
+    rollout_fallthrough = None if isinstance(fallthrough, Evaluation) else fallthrough
+
+    def run(context: Context, scope: Scope | None) -> Evaluation:
+        if prerequisite_check is not None:
+            failure = prerequisite_check(context, scope)  # type: ignore[arg-type]
+            if failure is not None:
+                return failure
+        if target_steps:
+            keys = context._key_by_kind
+            for kind, table in target_steps:
+                key = keys.get(kind)
+                if key is not None:
+                    hit = table.get(key)
+                    if hit is not None:
+                        return hit
+        for matches, fixed, rollout in rules:
+            if matches(context, scope):
+                if fixed is not None:
+                    return fixed
+                return rollout(context)  # type: ignore[misc]
+        if fixed_fallthrough is not None:
+            return fixed_fallthrough
+        return rollout_fallthrough(context)  # type: ignore[misc]
+
+    return CompiledFlag(None, run, needs_scope, results.malformed, no_context)
+
+
+def _compile_prerequisites(
+    flag: Flag, results: _Results
+) -> Callable[[Context, Scope], Evaluation | None]:
+    flag_key = flag.key
+    checks = tuple(
+        (
+            p.key,
+            p.variation,
+            results.result(
+                flag.off_variation,
+                Reason(kind=ReasonKind.PREREQUISITE_FAILED, prerequisite_key=p.key),
+            ),
+        )
+        for p in flag.prerequisites
+    )
+
+    def check(context: Context, scope: Scope) -> Evaluation | None:
+        stack = scope.flag_stack
+        direct = scope.depth == 0
+        stack.append(flag_key)
+        scope.depth += 1
+        try:
+            for key, variation, failure in checks:
+                if key in stack:
+                    raise MalformedFlagError(f"prerequisite cycle through {key!r}")
+                if direct:
+                    scope.prerequisite_keys.append(key)
+                prerequisite = scope.flags.get(key)
+                if prerequisite is None:
+                    return failure
+                evaluation = prerequisite._run(context, scope)
+                scope.prerequisites.append(PrerequisiteEvaluation(flag_key, evaluation))
+                if not prerequisite.on or evaluation.detail.variation_index != variation:
+                    return failure
+            return None
+        finally:
+            stack.pop()
+            scope.depth -= 1
+
+    return check
+
+
+def _compile_clause_list(clauses: tuple[Clause, ...]) -> tuple[list[Matcher], bool]:
+    matchers: list[Matcher] = []
+    uses_segments = False
+    for clause in clauses:
+        if clause.op == "segmentMatch":
+            uses_segments = True
+            matchers.append(_compile_segment_match(clause))
+        else:
+            matchers.append(compile_clause(clause))
+    return matchers, uses_segments
+
+
+def _compile_segment_match(clause: Clause) -> Matcher:
+    keys = tuple(v for v in clause.values if type(v) is str)
+    negate = clause.negate
+
+    def match(context: Context, scope: Scope | None) -> bool:
+        segments = scope.segments  # type: ignore[union-attr]
+        for key in keys:
+            segment = segments.get(key)
+            if segment is not None and segment._matches(context, scope):  # type: ignore[arg-type]
+                return not negate
+        return negate
+
+    return match
+
+
+def compile_segment(segment: Segment) -> Callable[[Context, Scope], bool]:
+    """A closure telling whether a context is in `segment`."""
+    segment_key = segment.key
+    rule_matchers = []
+    recursive = False
+    for rule in segment.rules:
+        matchers, uses_segments = _compile_clause_list(rule.clauses)
+        recursive = recursive or uses_segments
+        rule_matchers.append(_compile_segment_rule(segment, rule, compile_clauses(matchers)))
+    rules = tuple(rule_matchers)
+
+    def match_rules(context: Context, scope: Scope) -> bool:
+        if not rules:
+            return False
+        if not recursive:
+            for rule in rules:  # noqa: SIM110 - a loop avoids building a generator per call
+                if rule(context, scope):
+                    return True
+            return False
+        if scope.segment_stack is None:
+            scope.segment_stack = []
+        scope.segment_stack.append(segment_key)
+        try:
+            for rule in rules:  # noqa: SIM110 - a loop avoids building a generator per call
+                if rule(context, scope):
+                    return True
+            return False
+        finally:
+            scope.segment_stack.pop()
+
+    def guard(context: Context, scope: Scope) -> None:
+        if scope.segment_stack is not None and segment_key in scope.segment_stack:
+            raise MalformedFlagError(f"segment cycle through {segment_key!r}")
+
+    if segment.unbounded:
+        return _compile_big_segment(segment, match_rules, guard)
+
+    included = frozenset(segment.included)
+    excluded = frozenset(segment.excluded)
+    included_contexts = tuple(
+        (t.context_kind or DEFAULT_KIND, frozenset(t.values)) for t in segment.included_contexts
+    )
+    excluded_contexts = tuple(
+        (t.context_kind or DEFAULT_KIND, frozenset(t.values)) for t in segment.excluded_contexts
+    )
+
+    def matches(context: Context, scope: Scope) -> bool:
+        if recursive:
+            guard(context, scope)
+        keys = context._key_by_kind
+        user_key = keys.get(DEFAULT_KIND)
+        if user_key is not None and user_key in included:
+            return True
+        for kind, values in included_contexts:
+            key = keys.get(kind)
+            if key is not None and key in values:
+                return True
+        if user_key is not None and user_key in excluded:
+            return False
+        for kind, values in excluded_contexts:
+            key = keys.get(kind)
+            if key is not None and key in values:
+                return False
+        return match_rules(context, scope)
+
+    return matches
+
+
+def _compile_segment_rule(segment: Segment, rule: SegmentRule, clauses: Matcher) -> Matcher:
+    if rule.weight is None:
+        return clauses
+    threshold = rule.weight / 100000.0
+    kind = rule.rollout_context_kind or DEFAULT_KIND
+    path: tuple[str, ...] | None = ("key",)
+    if rule.bucket_by:
+        path = parse_attribute(rule.bucket_by, rule.rollout_context_kind)
+    getter = _value_getter(path)
+    prefix = bucket_prefix(segment.key, segment.salt, None)
+
+    def matches(context: Context, scope: Scope | None) -> bool:
+        if not clauses(context, scope):
+            return False
+        attributes = context._attributes_by_kind.get(kind)
+        if attributes is None:
+            return False  # as the Go reference: a context without the kind is not in the rollout
+        if getter is None:
+            raise MalformedFlagError(f"invalid bucketBy reference {rule.bucket_by!r}")
+        return bucket(prefix, getter(attributes)) < threshold
+
+    return matches
+
+
+def _compile_big_segment(
+    segment: Segment,
+    match_rules: Callable[[Context, Scope], bool],
+    guard: Callable[[Context, Scope], None],
+) -> Callable[[Context, Scope], bool]:
+    generation = segment.generation
+    kind = segment.unbounded_context_kind or DEFAULT_KIND
+    reference = f"{segment.key}.g{generation}"
+
+    def matches(context: Context, scope: Scope) -> bool:
+        guard(context, scope)
+        if generation is None:
+            # Without a generation the membership cannot be queried (data from an old writer).
+            scope.big_segments_status = BigSegmentsStatus.NOT_CONFIGURED
+            return False
+        key = context._key_by_kind.get(kind)
+        if key is None:
+            return False
+        memberships = scope.memberships
+        if memberships is not None and key in memberships:
+            membership = memberships[key]
+        else:
+            if scope.big_segments is None:
+                scope.big_segments_status = BigSegmentsStatus.NOT_CONFIGURED
+                return False
+            membership, scope.big_segments_status = scope.big_segments.membership(key)
+            if memberships is None:
+                memberships = scope.memberships = {}
+            memberships[key] = membership
+        included = None if membership is None else membership.get(reference)
+        if included is not None:
+            return included
+        return match_rules(context, scope)
+
+    return matches

@@ -1,0 +1,47 @@
+"""Semantic versions as LaunchDarkly compares them: SemVer 2.0 precedence, missing minor/patch = 0.
+
+Parses to an orderable tuple; build metadata is dropped because it has no precedence.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER = r"0|[1-9][0-9]*"
+_IDENTIFIER = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_SEMVER = re.compile(
+    rf"^(?P<major>{_NUMBER})(?:\.(?P<minor>{_NUMBER}))?(?:\.(?P<patch>{_NUMBER}))?"
+    rf"(?:-(?P<pre>{_IDENTIFIER}(?:\.{_IDENTIFIER})*))?"
+    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$",
+    re.ASCII,
+)
+
+# (major, minor, patch, release-rank, prerelease identifiers); a release outranks any prerelease.
+SemverKey = tuple[int, int, int, int, tuple[tuple[int, int, str], ...]]
+
+
+def parse_semver(value: object) -> SemverKey | None:
+    """An orderable key for a semver string, or None when `value` is not one."""
+    if type(value) is not str:
+        return None
+    match = _SEMVER.match(value)
+    if match is None:
+        return None
+    minor = match.group("minor")
+    patch = match.group("patch")
+    if patch is not None and minor is None:
+        return None
+    pre = match.group("pre")
+    identifiers: tuple[tuple[int, int, str], ...] = ()
+    if pre is not None:
+        # Numeric identifiers sort before alphanumeric ones, numerically among themselves.
+        identifiers = tuple(
+            (0, int(part), "") if part.isdigit() else (1, 0, part) for part in pre.split(".")
+        )
+    return (
+        int(match.group("major")),
+        int(minor or 0),
+        int(patch or 0),
+        0 if pre is not None else 1,
+        identifiers,
+    )
