@@ -1,0 +1,90 @@
+"""Admission control for one delivery node: a cap on open streams, a token bucket on full-payload
+sends, jittered `Retry-After` values and connection-age deadlines, with counters for all of it.
+
+Time and randomness are injected, so every decision is testable without sleeping.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    max_streams: int = 20_000
+    """Open streams per node; beyond this new streams get 503 and go elsewhere or poll."""
+    full_sends_per_second: float = 1_000.0
+    """Full data sets (poll 200s, stream `put`s, FDv2 full transfers) per second, sustained."""
+    full_send_burst: int = 2_000
+    retry_after_seconds: float = 5.0
+    """Base of the `Retry-After` a shed request gets; each answer adds up to 100% jitter."""
+    max_connection_age_seconds: float = 3_600.0
+    """Streams are closed cleanly at about this age so load spreads over nodes added later;
+    0 disables it."""
+    age_jitter: float = 0.25
+    """A stream's age limit is drawn from [age * (1 - jitter), age]."""
+
+
+class TokenBucket:
+    """`rate` tokens per second up to `burst`; `take` answers whether one was available."""
+
+    __slots__ = ("burst", "clock", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float]) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.clock = clock
+        self.tokens = float(burst)
+        self.stamp = clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+class Admission:
+    """Decides whether a stream or a full send may go ahead, and counts every decision."""
+
+    def __init__(
+        self, limits: Limits, *, clock: Callable[[], float], random: Callable[[], float]
+    ) -> None:
+        self.limits = limits
+        self.clock = clock
+        self.random = random
+        self.bucket = TokenBucket(limits.full_sends_per_second, limits.full_send_burst, clock)
+        self.open_streams = 0
+        self.counts: Counter[str] = Counter()
+        """Monotonic counters: `stream_shed`, `full_send`, `full_send_shed`, `not_modified`,
+        `delta_send`, `evicted`, `aged_out`, ... (exposed on /metrics)."""
+
+    def admit_stream(self) -> bool:
+        if self.open_streams >= self.limits.max_streams:
+            self.counts["stream_shed"] += 1
+            return False
+        return True
+
+    def admit_full_send(self) -> bool:
+        if self.bucket.take():
+            self.counts["full_send"] += 1
+            return True
+        self.counts["full_send_shed"] += 1
+        return False
+
+    def retry_after(self) -> int:
+        """Whole seconds in [base, 2 * base]: shed clients come back spread out, not together."""
+        base = self.limits.retry_after_seconds
+        return max(1, round(base + base * self.random()))
+
+    def stream_deadline(self) -> float:
+        """When a stream opened now should be closed (infinity when ageing is off)."""
+        age = self.limits.max_connection_age_seconds
+        if age <= 0:
+            return float("inf")
+        return self.clock() + age * (1.0 - self.limits.age_jitter * self.random())

@@ -1,0 +1,328 @@
+"""A delivery node: the snapshot store, the feed consumer, the disk persister, the stream
+housekeeper and the ASGI app, started and stopped together.
+
+Background loops are actors: each catches, counts, logs and backs off at its top, so a broken
+feed or disk never stops serving. Nothing here touches the database on a request path: an
+unknown SDK key only waits for a coalesced background probe of the feed (and store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flagstaff_server.delivery import snapshot_file, sse
+from flagstaff_server.delivery.admission import Admission, Limits
+from flagstaff_server.delivery.asgi import DeliveryApp
+from flagstaff_server.delivery.credential import credentials_of
+from flagstaff_server.delivery.store import Environment, EnvironmentId, ItemCheck, SnapshotStore
+from flagstaff_server.services.ports import Change, ChangeFeed, EnvironmentRecord
+
+log = logging.getLogger(__name__)
+
+EnvironmentSource = Callable[[], Sequence[EnvironmentRecord]]
+"""Blocking read of every environment record (run in a worker thread, never on a request)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeliveryConfig:
+    data_dir: Path | None = None
+    """Where snapshots are kept across restarts; None keeps them only in memory."""
+    limits: Limits = field(default_factory=Limits)
+    heartbeat_seconds: float = 55.0
+    """Idle streams get a heartbeat after this long (plus at most one tick): under 60 s."""
+    tick_seconds: float = 1.0
+    retry_hint_ms: int = 1_000
+    """The SSE `retry:` hint: base reconnect delay for SDKs (they add backoff and jitter)."""
+    channel_limit: int = 64
+    """Undelivered events a stream may hold before it is dropped as too slow."""
+    log_limit: int = 500
+    """Changes remembered per environment for FDv2 deltas."""
+    persist_delay_seconds: float = 0.5
+    feed_retry_seconds: float = 0.5
+    feed_retry_max_seconds: float = 30.0
+    probe_interval_seconds: float = 0.5
+    probe_timeout_seconds: float = 5.0
+
+
+class DeliveryNode:
+    def __init__(
+        self,
+        feed: ChangeFeed,
+        config: DeliveryConfig | None = None,
+        *,
+        environments: EnvironmentSource | None = None,
+        check: ItemCheck | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.feed = feed
+        self.config = config or DeliveryConfig()
+        self.environment_source = environments
+        self.clock = clock
+        self.wall = wall
+        self.rng = rng
+        self.store = SnapshotStore(log_limit=self.config.log_limit, clock=clock, check=check)
+        self.admission = Admission(self.config.limits, clock=clock, random=rng)
+        self.counts: Counter[str] = Counter()
+        self.position = 0
+        """The last feed seq this node has applied."""
+        self.head = 0
+        """The newest seq the feed reported."""
+        self.current = False
+        """Caught up with the feed at least once since start: an unknown key is truly unknown."""
+        self.from_disk = False
+        self.feed_connected = False
+        self.last_propagation_seconds = 0.0
+        self.started = clock()
+        self._catch_up_target: int | None = None
+        self._dirty: set[EnvironmentId] = set()
+        self._dirty_event = asyncio.Event()
+        self._persisted_position = -1
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._probe_pending: asyncio.Future[bool] | None = None
+        self._probe_task: asyncio.Task[None] | None = None
+        self._last_probe = float("-inf")
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def app(self) -> DeliveryApp:
+        return DeliveryApp(self)
+
+    # lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.config.data_dir is not None:
+            await asyncio.to_thread(self._load, self.config.data_dir)
+        self._tasks = [
+            asyncio.create_task(self._consume(), name="delivery-feed"),
+            asyncio.create_task(self._housekeep(), name="delivery-housekeeping"),
+        ]
+        if self.config.data_dir is not None:
+            self._tasks.append(asyncio.create_task(self._persist(), name="delivery-persist"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        if self._probe_task is not None:
+            self._probe_task.cancel()
+        for env in self.store.environments.values():
+            env.broadcaster.close_all("shutdown", sse.goodbye("shutdown"))
+        if self.config.data_dir is not None:
+            try:
+                await asyncio.to_thread(self._write, *self._collect(everything=False))
+            except OSError as exc:
+                log.error("could not write delivery snapshots at shutdown: %s", exc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[DeliveryNode]:
+        await self.start()
+        try:
+            yield self
+        finally:
+            await self.stop()
+
+    def _load(self, directory: Path) -> None:
+        loaded = snapshot_file.load(directory)
+        for snapshot, credentials in loaded.environments:
+            self.store.put(snapshot, credentials)
+        self.store.replace_credentials(
+            env.credentials for env in self.store.environments.values() if env.credentials
+        )
+        self.position = loaded.position
+        self._persisted_position = loaded.position
+        self.from_disk = bool(loaded.environments)
+        log.info(
+            "delivery loaded %d environments from %s at feed position %d",
+            len(loaded.environments),
+            directory,
+            loaded.position,
+        )
+
+    # serving decisions -------------------------------------------------------------------------
+
+    def serves(self, env: Environment) -> bool:
+        """Whether `env`'s snapshot may be served: the node has caught up once, or it holds a
+        complete earlier snapshot from disk."""
+        return self.current or (self.from_disk and env.credentials is not None)
+
+    async def probe(self) -> bool:
+        """Wait for a feed (and store) check that started after this call: True when the node was
+        then current, so a key it still does not know is truly unknown."""
+        if self._probe_pending is None:
+            self._probe_pending = asyncio.get_running_loop().create_future()
+            if self._probe_task is None or self._probe_task.done():
+                self._probe_task = asyncio.create_task(self._run_probes(), name="delivery-probe")
+        return await asyncio.shield(self._probe_pending)
+
+    async def _run_probes(self) -> None:
+        while self._probe_pending is not None:
+            pending, self._probe_pending = self._probe_pending, None
+            wait = self._last_probe + self.config.probe_interval_seconds - self.clock()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._last_probe = self.clock()
+            try:
+                async with asyncio.timeout(self.config.probe_timeout_seconds):
+                    await self._probe_once()
+                ok = True
+            except Exception as exc:
+                self.counts["probe_failed"] += 1
+                log.warning("delivery probe failed: %s", exc)
+                ok = False
+            if not pending.done():
+                pending.set_result(ok)
+
+    async def _probe_once(self) -> None:
+        self.counts["probe"] += 1
+        head = await self.feed.latest_seq()
+        self.head = max(self.head, head)
+        if self.environment_source is not None:
+            records = await asyncio.to_thread(self.environment_source)
+            self.store.replace_credentials(credentials_of(records))
+        await self.wait_for_position(head)
+
+    async def wait_for_position(self, seq: int) -> None:
+        if self.position >= seq:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((seq, future))
+        try:
+            await future
+        finally:
+            self._waiters = [(s, f) for s, f in self._waiters if f is not future]
+
+    # feed consumer -----------------------------------------------------------------------------
+
+    async def _consume(self) -> None:
+        delay = self.config.feed_retry_seconds
+        while True:
+            try:
+                if self.environment_source is not None and not self.current:
+                    records = await asyncio.to_thread(self.environment_source)
+                    self.store.replace_credentials(credentials_of(records))
+                head = await self.feed.latest_seq()
+                self.head = max(self.head, head)
+                self._catch_up_target = head
+                self.feed_connected = True
+                self._check_current()
+                async for change in self.feed.subscribe(self.position):
+                    self.apply(change)
+                    delay = self.config.feed_retry_seconds
+                raise ConnectionError("change feed subscription ended")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.feed_connected = False
+                self.counts["feed_error"] += 1
+                log.warning("delivery feed error, retrying in %.1fs: %s", delay, exc)
+            await asyncio.sleep(delay * (0.5 + 0.5 * self.rng()))
+            delay = min(delay * 2, self.config.feed_retry_max_seconds)
+
+    def apply(self, change: Change) -> None:
+        """Apply one feed change (the consumer's only entry point; tests call it directly)."""
+        if change.seq <= self.position:
+            self.counts["change_replayed"] += 1
+            return
+        outcome = self.store.apply(change)
+        self.counts[f"change_{outcome}"] += 1
+        self.position = change.seq
+        self.head = max(self.head, change.seq)
+        self.last_propagation_seconds = max(0.0, self.wall() - change.at.timestamp())
+        if outcome != "stale":
+            self._dirty.add((change.project, change.environment))
+        self._dirty_event.set()
+        self._check_current()
+        if self._waiters:
+            for seq, future in self._waiters:
+                if seq <= self.position and not future.done():
+                    future.set_result(None)
+
+    def _check_current(self) -> None:
+        target = self._catch_up_target
+        if not self.current and target is not None and self.position >= target:
+            self.current = True
+            log.info("delivery is current at feed position %d", self.position)
+
+    # persistence -------------------------------------------------------------------------------
+
+    async def _persist(self) -> None:
+        while True:
+            await self._dirty_event.wait()
+            await asyncio.sleep(self.config.persist_delay_seconds)
+            self._dirty_event.clear()
+            files, position = self._collect(everything=False)
+            try:
+                await asyncio.to_thread(self._write, files, position)
+                self.counts["persist"] += 1
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.counts["persist_error"] += 1
+                log.error("could not write delivery snapshots: %s", exc)
+                self._dirty.update(snapshot_file.environment_of(name) for name in files)
+                self._dirty_event.set()
+                await asyncio.sleep(self.config.feed_retry_max_seconds / 10)
+
+    def _collect(self, *, everything: bool) -> tuple[dict[str, bytes | None], int | None]:
+        dirty = set(self.store.environments) if everything else self._dirty
+        self._dirty = set()
+        files: dict[str, bytes | None] = {}
+        for project, key in dirty:
+            env = self.store.get(project, key)
+            name = snapshot_file.file_name(project, key)
+            files[name] = (
+                None
+                if env is None
+                else snapshot_file.encode_environment(env.snapshot, env.credentials)
+            )
+        position = self.position if self.position != self._persisted_position else None
+        return files, position
+
+    def _write(self, files: dict[str, bytes | None], position: int | None) -> None:
+        assert self.config.data_dir is not None
+        snapshot_file.write(self.config.data_dir, files, position)
+        if position is not None:
+            self._persisted_position = position
+
+    # stream housekeeping -----------------------------------------------------------------------
+
+    async def _housekeep(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.tick_seconds)
+            try:
+                self.sweep()
+            except Exception:
+                self.counts["housekeeping_error"] += 1
+                log.exception("delivery housekeeping failed")
+
+    def sweep(self) -> None:
+        """Heartbeats for idle streams, clean closes for streams past their age."""
+        now = self.clock()
+        idle_before = now - self.config.heartbeat_seconds
+        for env in self.store.environments.values():
+            for channel in env.broadcaster.channels:
+                if channel.closing is not None:
+                    continue
+                if now >= channel.deadline:
+                    self.admission.counts["aged_out"] += 1
+                    channel.close(
+                        "max age", sse.goodbye("max-age") if channel.protocol == "v2" else b""
+                    )
+                elif channel.last_sent <= idle_before and not channel.pending:
+                    channel.offer(sse.HEARTBEAT if channel.protocol == "v1" else V2_HEARTBEAT)
+
+
+V2_HEARTBEAT = sse.frame(b"heart-beat", b"{}")

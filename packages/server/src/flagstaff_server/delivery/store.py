@@ -1,0 +1,154 @@
+"""The node's environments in memory: each one's current snapshot, credentials and open streams,
+indexed by SDK key; applying a feed change swaps in the next snapshot and broadcasts it.
+
+Owned by the event loop (no locks, no I/O). Requests read `Environment.snapshot` once and use that
+immutable value for the whole response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from flagstaff_server.delivery import sse
+from flagstaff_server.delivery.credential import Credentials, decode_credentials
+from flagstaff_server.delivery.fanout import Broadcaster
+from flagstaff_server.delivery.snapshot import Snapshot, apply_change, empty_snapshot
+from flagstaff_server.services.ports import Change
+
+log = logging.getLogger(__name__)
+
+EnvironmentId = tuple[str, str]
+ItemCheck = Callable[[sse.ItemKind, dict[str, Any]], None]
+"""Raises ValueError for an item the SDKs could not load (it is dropped, never served)."""
+Outcome = Literal["applied", "stale", "invalid", "environment", "removed"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Environment:
+    project: str
+    key: str
+    snapshot: Snapshot
+    credentials: Credentials | None = None
+    broadcaster: Broadcaster = field(default_factory=Broadcaster)
+    updated: float = 0.0
+    """Clock time (node clock) when the snapshot last changed or was loaded."""
+
+
+class SnapshotStore:
+    def __init__(
+        self, *, log_limit: int, clock: Callable[[], float], check: ItemCheck | None = None
+    ) -> None:
+        self.log_limit = log_limit
+        self.clock = clock
+        self.check = check
+        self.environments: dict[EnvironmentId, Environment] = {}
+        self.evicted = 0
+        self._by_sdk_key: dict[str, tuple[EnvironmentId, float]] = {}
+
+    def get(self, project: str, environment: str) -> Environment | None:
+        return self.environments.get((project, environment))
+
+    def find(self, sdk_key: str, now: float) -> Environment | None:
+        """The environment `sdk_key` opens at wall-clock `now` (retired keys until expiry)."""
+        found = self._by_sdk_key.get(sdk_key)
+        if found is None or found[1] <= now:
+            return None
+        return self.environments.get(found[0])
+
+    def put(self, snapshot: Snapshot, credentials: Credentials | None) -> Environment:
+        """Install a whole snapshot (from disk)."""
+        env = self._environment(snapshot.project, snapshot.environment)
+        env.snapshot = snapshot
+        env.updated = self.clock()
+        if credentials is not None:
+            env.credentials = credentials
+            self._index()
+        return env
+
+    def apply(self, change: Change) -> Outcome:
+        if change.kind == "environment":
+            return self._apply_environment(change)
+        kind: sse.ItemKind = change.kind
+        env = self._environment(change.project, change.environment)
+        if change.item is not None and self.check is not None:
+            try:
+                self.check(kind, change.item)
+            except ValueError as exc:
+                log.error("dropping invalid %s %r (seq %d): %s", kind, change.key, change.seq, exc)
+                return "invalid"
+        try:
+            applied = apply_change(
+                env.snapshot,
+                seq=change.seq,
+                kind=kind,
+                key=change.key,
+                version=change.version,
+                item=change.item,
+                log_limit=self.log_limit,
+            )
+        except ValueError as exc:
+            log.error("dropping unencodable %s %r (seq %d): %s", kind, change.key, change.seq, exc)
+            return "invalid"
+        if applied is None:
+            return "stale"
+        env.snapshot = applied.snapshot
+        env.updated = self.clock()
+        self.evicted += env.broadcaster.publish(applied.v1_event, applied.v2_event)
+        return "applied"
+
+    def replace_credentials(self, all_credentials: Iterable[Credentials]) -> None:
+        """Credentials read from the store: the complete current set."""
+        fresh = {(c.project, c.environment): c for c in all_credentials}
+        for env_id, credentials in fresh.items():
+            self._environment(*env_id).credentials = credentials
+        for env_id, env in list(self.environments.items()):
+            if env_id not in fresh and env.credentials is not None:
+                self._remove(env_id)
+        self._index()
+
+    def _apply_environment(self, change: Change) -> Outcome:
+        env_id = (change.project, change.environment)
+        if change.item is None:
+            self._remove(env_id)
+            self._index()
+            return "removed"
+        try:
+            credentials = decode_credentials(change.project, change.environment, change.item)
+        except ValueError as exc:
+            log.error("dropping environment change (seq %d): %s", change.seq, exc)
+            return "invalid"
+        self._environment(*env_id).credentials = credentials
+        self._index()
+        return "environment"
+
+    def _environment(self, project: str, key: str) -> Environment:
+        env = self.environments.get((project, key))
+        if env is None:
+            env = Environment(
+                project=project,
+                key=key,
+                snapshot=empty_snapshot(project, key),
+                updated=self.clock(),
+            )
+            self.environments[(project, key)] = env
+        return env
+
+    def _remove(self, env_id: EnvironmentId) -> None:
+        env = self.environments.pop(env_id, None)
+        if env is not None:
+            env.broadcaster.close_all("environment deleted", sse.goodbye("environment-deleted"))
+
+    def _index(self) -> None:
+        index: dict[str, tuple[EnvironmentId, float]] = {}
+        for env_id, env in self.environments.items():
+            credentials = env.credentials
+            if credentials is None:
+                continue
+            for retired in credentials.retired_sdk_keys:
+                index[retired.value] = (env_id, retired.expires)
+            if credentials.sdk_key:
+                index[credentials.sdk_key] = (env_id, float("inf"))
+        self._by_sdk_key = index

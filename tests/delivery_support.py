@@ -1,0 +1,244 @@
+"""Test support for the delivery plane: complete SDK-format flags and segments, an outbox writer,
+and a real uvicorn server running a delivery node in a background thread.
+
+Shared by tests/unit/delivery, tests/integration/delivery and tests/e2e; asserts nothing itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from flagstaff_server.adapters.memory import InMemoryStore
+from flagstaff_server.adapters.process_feed import InProcessChangeFeed
+from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
+from flagstaff_server.services.ports import Change, ChangeFeed, ChangeKind
+
+PROJECT = "default"
+ENVIRONMENT = "production"
+SDK_KEY = "sdk-test-production"
+
+
+def flag(
+    key: str,
+    version: int = 1,
+    *,
+    on: bool = True,
+    variations: tuple[Any, ...] = (False, True),
+    fallthrough: int = 1,
+    off: int = 0,
+    rules: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A flag with every field present, as the official SDKs require."""
+    return {
+        "key": key,
+        "version": version,
+        "on": on,
+        "prerequisites": [],
+        "salt": key,
+        "targets": [],
+        "contextTargets": [],
+        "rules": rules or [],
+        "fallthrough": {"variation": fallthrough},
+        "offVariation": off,
+        "variations": list(variations),
+        "clientSide": False,
+        "clientSideAvailability": {"usingMobileKey": False, "usingEnvironmentId": False},
+        "trackEvents": False,
+        "trackEventsFallthrough": False,
+        "debugEventsUntilDate": None,
+        "deleted": False,
+    }
+
+
+def segment_rule_flag(key: str, segment_key: str, version: int = 1) -> dict[str, Any]:
+    """Serves variation 1 (True) to members of `segment_key`, else variation 0 (False)."""
+    rule = {
+        "id": "in-segment",
+        "variation": 1,
+        "clauses": [
+            {
+                "attribute": "",
+                "op": "segmentMatch",
+                "values": [segment_key],
+                "negate": False,
+                "contextKind": "user",
+            }
+        ],
+        "trackEvents": False,
+    }
+    return flag(key, version, fallthrough=0, rules=[rule])
+
+
+def segment(key: str, version: int = 1, *, included: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "key": key,
+        "version": version,
+        "included": list(included),
+        "excluded": [],
+        "includedContexts": [],
+        "excludedContexts": [],
+        "rules": [],
+        "salt": key,
+        "deleted": False,
+    }
+
+
+def environment(sdk_key: str = SDK_KEY, **extra: Any) -> dict[str, Any]:
+    """An "environment" change item (the format `delivery.credential.environment_item` makes)."""
+    return {"sdkKey": sdk_key, "mobileKey": "mob-x", "clientSideId": "0" * 24, **extra}
+
+
+def change(
+    seq: int,
+    kind: ChangeKind,
+    key: str,
+    item: dict[str, Any] | None,
+    *,
+    version: int | None = None,
+    project: str = PROJECT,
+    env: str = ENVIRONMENT,
+) -> Change:
+    if version is None:
+        version = int(item["version"]) if item is not None and "version" in item else 1
+    return Change(
+        seq=seq,
+        project=project,
+        environment=env,
+        kind=kind,
+        key=key,
+        version=version,
+        item=item,
+        at=datetime.now(UTC),
+    )
+
+
+@dataclass
+class Outbox:
+    """Appends changes to an in-memory store's outbox and announces them on the feed."""
+
+    store: InMemoryStore
+    feed: InProcessChangeFeed
+
+    def write(
+        self,
+        kind: ChangeKind,
+        key: str,
+        item: dict[str, Any] | None,
+        *,
+        version: int | None = None,
+        project: str = PROJECT,
+        env: str = ENVIRONMENT,
+    ) -> int:
+        if version is None:
+            version = int(item["version"]) if item is not None and "version" in item else 1
+        with self.store.unit_of_work() as uow:
+            seq = uow.changes.append(
+                project=project,
+                environment=env,
+                kind=kind,
+                key=key,
+                version=version,
+                item=item,
+                at=datetime.now(UTC),
+            )
+        self.feed.publish(seq)
+        return seq
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class RunningServer:
+    node: DeliveryNode
+    port: int
+    loop: asyncio.AbstractEventLoop
+    server: uvicorn.Server = field(repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run `fn` on the server's loop (node state belongs to it) and return its result."""
+
+        async def run() -> Any:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout=10)
+
+
+@contextmanager
+def serve(
+    feed: ChangeFeed,
+    *,
+    config: DeliveryConfig | None = None,
+    port: int | None = None,
+    node_factory: Callable[[ChangeFeed, DeliveryConfig], DeliveryNode] | None = None,
+) -> Iterator[RunningServer]:
+    """A uvicorn server running a delivery node on a free loopback port, in its own thread."""
+    config = config or DeliveryConfig()
+    node = (node_factory or DeliveryNode)(feed, config)
+    port = port or free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            node.app,
+            host="127.0.0.1",
+            port=port,
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+        )
+    )
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        loops.append(loop)
+        loop.run_until_complete(server.serve())
+        loop.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, what="uvicorn to start")
+    try:
+        yield RunningServer(node=node, port=port, loop=loops[0], server=server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def wait_until(predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
+    """Poll `predicate` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        time.sleep(0.01)
+
+
+def memory_backend() -> tuple[InMemoryStore, InProcessChangeFeed, Outbox]:
+    store = InMemoryStore()
+    feed = InProcessChangeFeed(store, idle_check=0.2, retry_delay=0.1)
+    return store, feed, Outbox(store, feed)
+
+
+def data_dir(tmp: Path) -> Path:
+    path = tmp / "delivery"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
