@@ -23,6 +23,7 @@ from flagstaff_server.services.ports import (
     JsonObject,
     ProjectRecord,
     SegmentRecord,
+    Store,
     TokenRecord,
 )
 
@@ -409,3 +410,7 @@ class InMemoryStore:
 
     def close(self) -> None:
         return None
+
+
+if TYPE_CHECKING:
+    _conforms: type[Store] = InMemoryStore

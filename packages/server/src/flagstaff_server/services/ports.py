@@ -254,13 +254,20 @@ class ChangeRepository(Protocol):
 class UnitOfWork(Protocol):
     """One transaction. Repositories are valid only inside it."""
 
-    projects: ProjectRepository
-    environments: EnvironmentRepository
-    flags: FlagRepository
-    segments: SegmentRepository
-    tokens: TokenRepository
-    audit: AuditRepository
-    changes: ChangeRepository
+    @property
+    def projects(self) -> ProjectRepository: ...
+    @property
+    def environments(self) -> EnvironmentRepository: ...
+    @property
+    def flags(self) -> FlagRepository: ...
+    @property
+    def segments(self) -> SegmentRepository: ...
+    @property
+    def tokens(self) -> TokenRepository: ...
+    @property
+    def audit(self) -> AuditRepository: ...
+    @property
+    def changes(self) -> ChangeRepository: ...
 
 
 class Store(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
@@ -23,6 +24,7 @@ from flagstaff_server.adapters.sql.repository import (
     Transaction,
 )
 from flagstaff_server.errors import StoreUnavailable
+from flagstaff_server.services.ports import Store
 
 _UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
 
@@ -86,3 +88,7 @@ class SqlStore:
         where = self._engine.url.render_as_string(hide_password=True)
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         return f"database {where} unavailable: {reason}"
+
+
+if TYPE_CHECKING:
+    _conforms: type[Store] = SqlStore

@@ -1,0 +1,198 @@
+"""The Redis Streams change feed for scale-out: committing processes copy outbox changes into one
+stream (entry id = seq), subscribers read it and fill any hole from the outbox. Never the source
+of truth: losing the stream costs latency, never a change. Reasoning in docs/storage.md."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
+import redis
+import redis.asyncio
+from redis.exceptions import RedisError, ResponseError
+from redis.typing import EncodableT, FieldT
+
+from flagstaff_server.adapters.millis import from_millis, to_millis
+from flagstaff_server.adapters.outbox import fetch_changes, fetch_latest_seq, read_changes
+from flagstaff_server.errors import StoreUnavailable
+from flagstaff_server.services.ports import Change, ChangeFeed, ChangeKind, Store
+
+log = logging.getLogger(__name__)
+
+_STALE_ID = "equal or smaller than the target stream top item"
+
+
+class RedisChangeFeed:
+    def __init__(
+        self,
+        store: Store,
+        url: str,
+        *,
+        stream: str = "flagstaff:changes",
+        max_length: int = 100_000,
+        batch_size: int = 500,
+        max_backfill: int = 1000,
+        idle_check: float = 2.0,
+        retry_delay: float = 1.0,
+    ) -> None:
+        """`max_length`: entries kept (approximately); older ones come from the outbox.
+        `max_backfill`: how many missing changes one `publish` copies into the stream.
+        `idle_check`: how often an idle subscriber compares its position with the outbox."""
+        self._store = store
+        self._url = url
+        self._stream = stream
+        self._max_length = max_length
+        self._batch_size = batch_size
+        self._max_backfill = max_backfill
+        self._idle_check = idle_check
+        self._retry_delay = retry_delay
+        self._client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        self._publish_lock = threading.Lock()
+        self.publish_failures = 0
+        """Announcements that did not reach Redis (subscribers recovered them from the outbox)."""
+        self.outbox_reads = 0
+        """Times a subscriber had to read the outbox because the stream lacked a change."""
+
+    @property
+    def stream(self) -> str:
+        return self._stream
+
+    def publish(self, seq: int) -> None:
+        """Copy every committed change up to `seq` that the stream lacks, oldest first. Entry ids
+        are seqs, so Redis itself refuses duplicates and reordering from racing publishers."""
+        try:
+            with self._publish_lock:
+                self._copy_into_stream(seq)
+        except (RedisError, StoreUnavailable) as exc:
+            self.publish_failures += 1
+            log.warning("could not announce change %d on Redis: %s", seq, exc)
+
+    def _copy_into_stream(self, seq: int) -> None:
+        position = max(self._stream_top(), seq - self._max_backfill)
+        while position < seq:
+            changes = read_changes(self._store, position, min(self._batch_size, seq - position))
+            if not changes:
+                return
+            pipe = self._client.pipeline(transaction=False)
+            for change in changes:
+                pipe.xadd(
+                    self._stream,
+                    _encode(change),
+                    id=f"{change.seq}-0",
+                    maxlen=self._max_length,
+                    approximate=True,
+                )
+            for result in pipe.execute(raise_on_error=False):
+                # another process announced it first: it is in the stream, as wanted
+                if isinstance(result, ResponseError) and _STALE_ID not in str(result):
+                    raise result
+            position = changes[-1].seq
+
+    def _stream_top(self) -> int:
+        newest = cast(list[Any], self._client.xrevrange(self._stream, "+", "-", count=1))
+        return _seq_of(newest[0][0]) if newest else 0
+
+    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
+        client = redis.asyncio.Redis.from_url(self._url, socket_connect_timeout=5)
+        position = after_seq
+        try:
+            while True:
+                try:
+                    response = await cast(
+                        Any,
+                        client.xread(
+                            {self._stream: f"{position}-0"},
+                            count=self._batch_size,
+                            block=max(int(self._idle_check * 1000), 1),
+                        ),
+                    )
+                except RedisError as exc:
+                    log.warning("change feed cannot read Redis, using the outbox: %s", exc)
+                    backlog = await self._backlog(position, self._batch_size)
+                    for change in backlog:
+                        yield change
+                        position = change.seq
+                    if not backlog:
+                        await asyncio.sleep(self._retry_delay)
+                    continue
+                entries: list[Any] = response[0][1] if response else []
+                if not entries:
+                    # idle: a commit whose announcement failed is still in the outbox
+                    for change in await self._backlog(position, self._batch_size):
+                        yield change
+                        position = change.seq
+                    continue
+                for entry_id, fields in entries:
+                    seq = _seq_of(entry_id)
+                    if seq <= position:
+                        continue
+                    if seq > position + 1:
+                        # the stream lacks changes (trimmed, lost, never announced)
+                        for change in await self._backlog(position, seq - 1 - position):
+                            yield change
+                            position = change.seq
+                        if position != seq - 1:
+                            # the outbox cannot fill the hole now; never skip past it
+                            await asyncio.sleep(self._retry_delay)
+                            break
+                    yield _decode(seq, fields)
+                    position = seq
+        finally:
+            await client.aclose()
+
+    async def _backlog(self, position: int, limit: int) -> list[Change]:
+        try:
+            changes = await fetch_changes(self._store, position, limit)
+        except StoreUnavailable as exc:
+            log.warning("change feed cannot read the outbox: %s", exc)
+            return []
+        if changes:
+            self.outbox_reads += 1
+        return changes
+
+    async def latest_seq(self) -> int:
+        try:
+            return await fetch_latest_seq(self._store)
+        except StoreUnavailable:
+            return await asyncio.to_thread(self._stream_top)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self._client.close)
+
+
+def _seq_of(entry_id: bytes | str) -> int:
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(text.partition("-")[0])
+
+
+def _encode(change: Change) -> dict[FieldT, EncodableT]:
+    return {
+        "project": change.project,
+        "environment": change.environment,
+        "kind": change.kind,
+        "key": change.key,
+        "version": change.version,
+        "at": to_millis(change.at),
+        "item": orjson.dumps(change.item).decode(),
+    }
+
+
+def _decode(seq: int, fields: Mapping[bytes, bytes]) -> Change:
+    return Change(
+        seq=seq,
+        project=fields[b"project"].decode(),
+        environment=fields[b"environment"].decode(),
+        kind=cast(ChangeKind, fields[b"kind"].decode()),
+        key=fields[b"key"].decode(),
+        version=int(fields[b"version"]),
+        item=orjson.loads(fields[b"item"]),
+        at=from_millis(int(fields[b"at"])),
+    )
+
+
+if TYPE_CHECKING:
+    _conforms: type[ChangeFeed] = RedisChangeFeed

@@ -1,0 +1,137 @@
+"""Backends for the contract suite: every store (memory, SQLite, PostgreSQL) and every change feed
+(in-process, Redis) behind the same fixtures. Service backends use a throwaway database or
+stream key and clean it up; when the service is unreachable they skip locally and fail in CI."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import redis
+from flagstaff_server.adapters.memory import InMemoryStore
+from flagstaff_server.adapters.sql import schema
+from flagstaff_server.adapters.sql.engine import sqlite_url
+from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.services.ports import Store
+
+
+def _root_conftest() -> Any:
+    # tests/conftest.py is not importable by name from here: this file is also "conftest"
+    path = Path(__file__).resolve().parents[1] / "conftest.py"
+    spec = importlib.util.spec_from_file_location("flagstaff_tests_root_conftest", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+missing_prerequisite: Callable[[str], None] = _root_conftest().missing_prerequisite
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+class PostgresServer:
+    """Creates and drops throwaway databases on the test PostgreSQL server."""
+
+    def __init__(self, admin: psycopg.Connection[Any]) -> None:
+        self._admin = admin
+        self._created: list[str] = []
+
+    def create_database(self) -> str:
+        name = f"flagstaff_test_{secrets.token_hex(6)}"
+        self._admin.execute(f'CREATE DATABASE "{name}"')
+        self._created.append(name)
+        info = self._admin.info
+        return f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
+
+    def drop_all(self) -> None:
+        for name in self._created:
+            self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    try:
+        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
+        raise  # unreachable: missing_prerequisite skips or fails
+    server = PostgresServer(admin)
+    try:
+        yield server
+    finally:
+        server.drop_all()
+        admin.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_store(postgres_server: PostgresServer) -> Iterator[SqlStore]:
+    store = SqlStore(postgres_server.create_database())
+    yield store
+    store.close()
+
+
+def empty_postgres(store: SqlStore) -> None:
+    tables = ", ".join(t.name for t in schema.metadata.sorted_tables if t.name != "change_counter")
+    with store.engine.begin() as connection:
+        connection.exec_driver_sql(f"TRUNCATE {tables} CASCADE")
+        connection.exec_driver_sql("UPDATE change_counter SET seq = 0")
+
+
+STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
+SQL_KINDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
+
+
+def open_store(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Iterator[Store]:
+    if kind == "memory":
+        yield InMemoryStore()
+    elif kind == "sqlite":
+        store = SqlStore(sqlite_url(tmp_path / "flagstaff.db"))
+        yield store
+        store.close()
+    else:
+        postgres: SqlStore = request.getfixturevalue("postgres_store")
+        empty_postgres(postgres)
+        yield postgres
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    yield from open_store(request, request.param, tmp_path)
+
+
+@pytest.fixture(params=SQL_KINDS)
+def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a fresh, empty database."""
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "fresh.db")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.create_database()
+
+
+@pytest.fixture
+def redis_stream() -> Iterator[str]:
+    """A stream key no other test uses; deleted afterwards."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        client.close()
+        missing_prerequisite(f"Redis unreachable at {REDIS_URL}: {exc}")
+        raise
+    key = f"flagstaff-test:{secrets.token_hex(6)}:changes"
+    try:
+        yield key
+    finally:
+        client.delete(key)
+        client.close()

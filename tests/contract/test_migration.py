@@ -1,0 +1,69 @@
+"""The SQL schema contract: migrations build exactly the tables the store queries, and opening a
+database is idempotent and safe when several processes start at once."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from flagstaff_server.adapters.sql import schema
+from flagstaff_server.adapters.sql.migration import VERSION_TABLE
+from flagstaff_server.adapters.sql.store import SqlStore
+from sqlalchemy import inspect
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_migrated_database_matches_the_schema_the_store_uses(sql_url: str) -> None:
+    store = SqlStore(sql_url)
+    try:
+        with store.engine.connect() as connection:
+            context = MigrationContext.configure(
+                connection, opts={"version_table": VERSION_TABLE, "compare_type": True}
+            )
+            assert compare_metadata(context, schema.metadata) == []
+            assert context.get_current_revision() is not None
+    finally:
+        store.close()
+
+
+def test_opening_twice_changes_nothing(sql_url: str) -> None:
+    first = SqlStore(sql_url)
+    first.close()
+    second = SqlStore(sql_url)
+    try:
+        tables = set(inspect(second.engine).get_table_names())
+        assert tables == {t.name for t in schema.metadata.sorted_tables} | {VERSION_TABLE}
+        with second.unit_of_work(read_only=True) as uow:
+            assert uow.changes.latest_seq() == 0
+    finally:
+        second.close()
+
+
+def test_processes_starting_together_migrate_once(sql_url: str) -> None:
+    starters = 4
+    barrier = threading.Barrier(starters)
+
+    def start(_: int) -> int:
+        barrier.wait()
+        store = SqlStore(sql_url)  # its own engine and connections, like another process
+        try:
+            with store.unit_of_work() as uow:
+                return uow.changes.append(
+                    project="p",
+                    environment="e",
+                    kind="flag",
+                    key="k",
+                    version=1,
+                    item=None,
+                    at=T0,
+                )
+        finally:
+            store.close()
+
+    with ThreadPoolExecutor(starters) as pool:
+        seqs = sorted(pool.map(start, range(starters)))
+    assert seqs == [1, 2, 3, 4]
