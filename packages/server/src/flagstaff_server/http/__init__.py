@@ -1,0 +1,1 @@
+"""Thin ASGI layers: the management API, the root app that routes to every plane, error mapping."""

@@ -1,0 +1,77 @@
+"""FastAPI dependencies every management endpoint uses: the control plane and the caller.
+
+`require(role)` authenticates the `Authorization` header and checks role and scope against the
+route's `projectKey`/`environmentKey` path parameters; the rules live in `services.access`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import Depends, Path, Request
+from fastapi.security import APIKeyHeader
+
+from flagstaff_server.services.access import Actor, authenticate, authorize
+from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.services.ports import Role
+
+# Documents the header in OpenAPI; errors come from `authenticate`, not from FastAPI.
+ACCESS_TOKEN = APIKeyHeader(
+    name="Authorization",
+    auto_error=False,
+    scheme_name="accessToken",
+    description="An access token, raw (as LaunchDarkly sends it) or as `Bearer <token>`.",
+)
+
+
+# The path parameters `require` reads scope from; routes name their keys with these.
+PROJECT_PARAM = "projectKey"
+ENVIRONMENT_PARAM = "environmentKey"
+ProjectKey = Annotated[str, Path(alias=PROJECT_PARAM, description="The project key")]
+EnvironmentKey = Annotated[str, Path(alias=ENVIRONMENT_PARAM, description="The environment key")]
+
+
+def plane_of(request: Request) -> ControlPlane:
+    plane: ControlPlane = request.app.state.plane
+    return plane
+
+
+Plane = Annotated[ControlPlane, Depends(plane_of)]
+
+
+def require(
+    role: Role,
+    *,
+    project: str | None = PROJECT_PARAM,
+    env: str | None = ENVIRONMENT_PARAM,
+) -> Callable[..., Actor]:
+    """A dependency yielding the authenticated `Actor`, who must hold `role` on the resource.
+
+    `project` and `env` name the path parameters that hold the resource's project and environment
+    keys (None: the route has none). Use `Annotated[Actor, Depends(require("writer"))]`; finer
+    checks inside a handler call `services.access.authorize` directly.
+    """
+
+    def dependency(
+        request: Request,
+        plane: Plane,
+        authorization: Annotated[str | None, Depends(ACCESS_TOKEN)],
+    ) -> Actor:
+        with plane.read() as uow:
+            actor = authenticate(uow, authorization, admin_token=plane.admin_token)
+        params = request.path_params
+        authorize(
+            actor,
+            role,
+            project=params.get(project) if project else None,
+            environment=params.get(env) if env else None,
+        )
+        return actor
+
+    return dependency
+
+
+Reader = Annotated[Actor, Depends(require("reader"))]
+Writer = Annotated[Actor, Depends(require("writer"))]
+Admin = Annotated[Actor, Depends(require("admin"))]

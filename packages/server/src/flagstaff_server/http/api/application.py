@@ -1,0 +1,104 @@
+"""Builds the management API: one FastAPI app serving `/api/v2/...`, its OpenAPI document at
+`/api/v2/openapi.json` (docs UI at `/api/v2/docs`), every error through `http.problem`.
+
+Routers are listed here; each is a thin module that parses, calls one use case and shapes the
+answer. Nothing else in the process knows FastAPI.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from flagstaff_server.http import problem
+from flagstaff_server.http.api import audit_log, environments, projects, schema, tokens
+from flagstaff_server.http.api.content import require_json_body
+from flagstaff_server.services.plane import ControlPlane
+
+PREFIX = "/api/v2"
+OPENAPI_PATH = f"{PREFIX}/openapi.json"
+
+# Routers of the flags and segments use cases, added when their modules are installed.
+PLUGGABLE = ("flags", "segments", "imports")
+
+ERROR_STATUSES = {
+    "400": "Invalid request: the body, a parameter or the resulting data is invalid; `path` "
+    "names the offending field",
+    "401": "No valid access token in `Authorization`",
+    "403": "The access token's role or scope does not allow this",
+    "404": "No such resource",
+    "409": "Conflict: the key is taken, or the version test failed",
+    "415": "The request body is not JSON",
+    "503": "The store is unavailable",
+}
+
+
+def routers() -> Sequence[APIRouter]:
+    found = [projects.router, environments.router, tokens.router, audit_log.router]
+    for name in PLUGGABLE:
+        try:
+            module = importlib.import_module(f"flagstaff_server.http.api.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"flagstaff_server.http.api.{name}":
+                raise
+            continue
+        found.append(module.router)
+    return found
+
+
+def document(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document, with our error answers in place of FastAPI's 422."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    spec = get_openapi(
+        title=app.title,
+        version=app.version,
+        description=app.description,
+        routes=app.routes,
+    )
+    schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Problem"] = schema.Problem.model_json_schema(
+        ref_template="#/components/schemas/{model}"
+    )
+    for validation_schema in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(validation_schema, None)
+    problem_content = {
+        problem.PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}
+    }
+    for operations in spec.get("paths", {}).values():
+        for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            for code, description in ERROR_STATUSES.items():
+                if code == "415" and method.upper() not in ("POST", "PUT", "PATCH"):
+                    continue
+                responses.setdefault(code, {"description": description, "content": problem_content})
+    app.openapi_schema = spec
+    return spec
+
+
+def build_api(plane: ControlPlane, *, version: str) -> FastAPI:
+    app = FastAPI(
+        title="Flagstaff management API",
+        description="A subset of LaunchDarkly's REST API v2. Authenticate with an access token in "
+        "`Authorization` (raw, or `Bearer <token>`).",
+        version=version,
+        openapi_url=OPENAPI_PATH,
+        docs_url=f"{PREFIX}/docs",
+        redoc_url=None,
+        dependencies=[Depends(require_json_body)],
+    )
+    app.state.plane = plane
+    problem.install(app)
+    for router in routers():
+        app.include_router(router, prefix=PREFIX)
+
+    def openapi() -> dict[str, Any]:
+        return document(app)
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

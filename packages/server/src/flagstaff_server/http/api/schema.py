@@ -1,0 +1,212 @@
+"""Pydantic models of the platform endpoints' bodies (projects, environments, tokens, audit log):
+they validate requests at the edge and describe responses in the OpenAPI document. Field names are
+LaunchDarkly's; the rules behind the values live in `services.field`, not here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class Request(BaseModel):
+    # Strict: `"true"` is not a boolean and `1.5` not a TTL. Unknown LaunchDarkly fields
+    # (namingConvention, source, ...) are accepted and ignored, as scripts send them.
+    model_config = ConfigDict(strict=True, extra="ignore", alias_generator=to_camel)
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True, serialize_by_alias=True, extra="forbid", alias_generator=to_camel
+    )
+
+
+class Link(Response):
+    href: str
+    type: str
+
+
+Links = dict[str, Link]
+
+
+class ClientSideAvailability(Request):
+    using_mobile_key: bool = False
+    using_environment_id: bool = False
+
+
+class ClientSideAvailabilityOut(Response):
+    using_mobile_key: bool
+    using_environment_id: bool
+
+
+class EnvironmentPost(Request):
+    key: str
+    name: str
+    color: str | None = None
+    default_ttl: int | None = None
+    secure_mode: bool | None = None
+    default_track_events: bool | None = None
+    confirm_changes: bool | None = None
+    require_comments: bool | None = None
+    tags: list[str] | None = None
+    critical: bool | None = None
+
+
+class ProjectPost(Request):
+    key: str
+    name: str
+    tags: list[str] | None = None
+    description: str | None = None
+    include_in_snippet_by_default: bool | None = None
+    default_client_side_availability: ClientSideAvailability | None = None
+    environments: list[EnvironmentPost] | None = None
+
+
+class TokenPost(Request):
+    name: str
+    role: Literal["reader", "writer", "admin"]
+    description: str | None = None
+    project_key: str | None = None
+    environment_key: str | None = None
+
+
+class Environment(Response):
+    links: Links = Field(alias="_links")
+    id: str = Field(alias="_id", description="The client-side id (24 hex digits)")
+    key: str
+    name: str
+    api_key: str = Field(description="The SDK key")
+    mobile_key: str
+    color: str
+    default_ttl: int
+    secure_mode: bool
+    default_track_events: bool
+    require_comments: bool
+    confirm_changes: bool
+    tags: list[str]
+    critical: bool
+
+
+class Environments(Response):
+    links: Links = Field(alias="_links")
+    total_count: int
+    items: list[Environment]
+
+
+class ProjectFields(Response):
+    links: Links = Field(alias="_links")
+    id: str = Field(alias="_id")
+    key: str
+    include_in_snippet_by_default: bool
+    default_client_side_availability: ClientSideAvailabilityOut
+    name: str
+    description: str
+    tags: list[str]
+
+
+class Project(ProjectFields):
+    environments: Environments | None = Field(
+        default=None, description="Present with `?expand=environments`"
+    )
+
+
+class ProjectRep(ProjectFields):
+    """The answer to a project's creation: its environments in full."""
+
+    environments: list[Environment]
+
+
+class Projects(Response):
+    links: Links = Field(alias="_links")
+    items: list[Project]
+    total_count: int
+
+
+class Token(Response):
+    id: str = Field(alias="_id")
+    owner_id: str
+    member_id: str
+    name: str
+    description: str
+    creation_date: int
+    last_modified: int
+    role: Literal["reader", "writer", "admin"]
+    token: str = Field(
+        description="The whole secret in the answer to a creation, else its last four characters"
+    )
+    service_token: bool
+    project_key: str | None
+    environment_key: str | None
+    links: Links = Field(alias="_links")
+
+
+class Tokens(Response):
+    links: Links = Field(alias="_links")
+    items: list[Token]
+    total_count: int
+
+
+class ResourceAccess(Response):
+    action: str
+    resource: str
+
+
+class TokenSummary(Response):
+    id: str = Field(alias="_id")
+    name: str
+
+
+class Target(Response):
+    name: str
+    resources: list[str]
+
+
+class Delta(Response):
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    patch: Any = Field(description="The JSON Patch, merge patch or semantic patch applied")
+
+
+class AuditLogEntry(Response):
+    links: Links = Field(alias="_links")
+    id: str = Field(alias="_id")
+    account_id: str = Field(alias="_accountId")
+    date: int = Field(description="Epoch milliseconds")
+    accesses: list[ResourceAccess]
+    kind: str
+    name: str
+    description: str
+    short_description: str
+    comment: str | None
+    token: TokenSummary
+    title_verb: str
+    title: str
+    target: Target
+    delta: Delta
+    previous_version: dict[str, Any] | None
+    current_version: dict[str, Any] | None
+
+
+class AuditLog(Response):
+    links: Links = Field(alias="_links")
+    items: list[AuditLogEntry]
+    total_count: int
+
+
+class Problem(Response):
+    """An error (RFC 9457 problem details, plus LaunchDarkly's `code` and `message`)."""
+
+    model_config = ConfigDict(
+        populate_by_name=True, serialize_by_alias=True, extra="allow", alias_generator=to_camel
+    )
+    code: str
+    message: str
+    path: str | None = Field(
+        default=None, description="JSON pointer (or parameter name) of the offending value"
+    )
+    type: str
+    title: str
+    status: int
+    detail: str

@@ -1,0 +1,119 @@
+"""Who is calling and what they may do: access-token authentication, roles and scopes.
+
+Owns the role order (reader < writer < admin), the secret format and its hashing. It knows nothing
+of HTTP; `flagstaff_server.http.api.access` turns a header into a call to `authenticate`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from flagstaff_server.errors import Forbidden, Unauthorized
+from flagstaff_server.services.ports import Role, UnitOfWork
+
+ROLE_RANK: Mapping[Role, int] = {"reader": 0, "writer": 1, "admin": 2}
+
+TOKEN_PREFIX = "api-"
+# SDK keys and mobile keys carry these prefixes; they open delivery, never management.
+DELIVERY_KEY_PREFIXES = ("sdk-", "mob-")
+
+ADMIN_TOKEN_ID = "admin-token"
+ADMIN_TOKEN_NAME = "FLAGSTAFF_ADMIN_TOKEN"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Actor:
+    """The authenticated caller, as audit entries name it."""
+
+    token_id: str
+    name: str
+    role: Role
+    project: str | None = None
+    environment: str | None = None
+
+    @property
+    def is_scoped(self) -> bool:
+        return self.project is not None
+
+    def may(
+        self, role: Role, *, project: str | None = None, environment: str | None = None
+    ) -> bool:
+        """Whether this caller holds `role` for a resource in `project`/`environment`.
+
+        A resource with no project is account-wide (projects list, tokens, audit log): scoped
+        tokens may read it, but only unscoped tokens may change it. Likewise an environment-scoped
+        token may read project-wide resources but change only its environment's.
+        """
+        if ROLE_RANK[self.role] < ROLE_RANK[role]:
+            return False
+        if self.project is None:
+            return True
+        if project is None:
+            return role == "reader"
+        if project != self.project:
+            return False
+        if self.environment is None:
+            return True
+        if environment is None:
+            return role == "reader"
+        return environment == self.environment
+
+
+def authorize(
+    actor: Actor, role: Role, *, project: str | None = None, environment: str | None = None
+) -> None:
+    """Raise `Forbidden` unless `actor` may act with `role` on the resource."""
+    if actor.may(role, project=project, environment=environment):
+        return
+    if ROLE_RANK[actor.role] < ROLE_RANK[role]:
+        raise Forbidden(f"this needs the {role} role; the access token has the {actor.role} role")
+    where = f"project {actor.project!r}"
+    if actor.environment is not None:
+        where += f", environment {actor.environment!r}"
+    raise Forbidden(f"the access token is limited to {where}")
+
+
+def new_secret() -> str:
+    return f"{TOKEN_PREFIX}{uuid.uuid4()}"
+
+
+def hash_secret(secret: str) -> str:
+    """SHA-256 of the secret. Secrets are 122 random bits, so a fast unsalted hash is enough: there
+    is no dictionary to try, and a slow password hash would cost every API request."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def secret_of(authorization: str | None) -> str:
+    """The token in an `Authorization` header: the raw token, or `Bearer <token>`."""
+    if authorization is None or not authorization.strip():
+        raise Unauthorized("an access token is required in the Authorization header")
+    value = authorization.strip()
+    scheme, _, rest = value.partition(" ")
+    if rest and scheme.lower() == "bearer":
+        value = rest.strip()
+    return value
+
+
+def authenticate(uow: UnitOfWork, authorization: str | None, *, admin_token: str | None) -> Actor:
+    """The actor behind an `Authorization` header, or `Unauthorized`."""
+    secret = secret_of(authorization)
+    if secret.startswith(DELIVERY_KEY_PREFIXES):
+        raise Unauthorized(
+            "SDK and mobile keys do not open the management API; use an access token"
+        )
+    if admin_token is not None and hmac.compare_digest(secret.encode(), admin_token.encode()):
+        return Actor(token_id=ADMIN_TOKEN_ID, name=ADMIN_TOKEN_NAME, role="admin")
+    record = uow.tokens.find_by_secret_hash(hash_secret(secret))
+    if record is None or record.revoked is not None:
+        raise Unauthorized("unknown or revoked access token")
+    return Actor(
+        token_id=record.id,
+        name=record.name,
+        role=record.role,
+        project=record.project,
+        environment=record.environment,
+    )

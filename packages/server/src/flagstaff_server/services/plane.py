@@ -1,0 +1,129 @@
+"""What every control-plane use case is handed: the store, the change feed, the clock and policy,
+plus the one way to write (`ControlPlane.write`): a transaction that collects audit entries and
+outbox changes, commits, and only then announces the new sequence number on the feed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from flagstaff_server.services.access import Actor
+from flagstaff_server.services.ports import (
+    AuditEntry,
+    ChangeFeed,
+    ChangeKind,
+    Clock,
+    JsonObject,
+    Store,
+    UnitOfWork,
+)
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_millis(moment: datetime) -> int:
+    """Unix epoch milliseconds, LaunchDarkly's timestamp format (exact, no float rounding)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - EPOCH) // timedelta(milliseconds=1)
+
+
+def from_epoch_millis(millis: int) -> datetime:
+    return EPOCH + timedelta(milliseconds=millis)
+
+
+def new_id() -> str:
+    """24 hex digits, the shape of LaunchDarkly's `_id`s."""
+    return secrets.token_hex(12)
+
+
+@dataclass(slots=True)
+class Transaction:
+    """One unit of work on behalf of `actor` at `now`; use cases write through it."""
+
+    uow: UnitOfWork
+    actor: Actor
+    now: datetime
+    last_seq: int = 0
+    audit_entries: list[AuditEntry] = field(default_factory=list)
+
+    def change(
+        self,
+        *,
+        project: str,
+        environment: str,
+        kind: ChangeKind,
+        key: str,
+        version: int,
+        item: JsonObject | None,
+    ) -> int:
+        """Append an outbox record (delivery's view of the item; None = deleted)."""
+        seq = self.uow.changes.append(
+            project=project,
+            environment=environment,
+            kind=kind,
+            key=key,
+            version=version,
+            item=item,
+            at=self.now,
+        )
+        self.last_seq = max(self.last_seq, seq)
+        return seq
+
+    def audit(
+        self,
+        *,
+        kind: str,
+        resource: str,
+        action: str,
+        comment: str | None = None,
+        patch: Any = None,
+        before: JsonObject | None = None,
+        after: JsonObject | None = None,
+    ) -> AuditEntry:
+        """Record who did what to `resource` (a LaunchDarkly resource spec such as
+        `proj/p:env/e:flag/k`), with the representation before and after."""
+        entry = AuditEntry(
+            id=new_id(),
+            at=self.now,
+            actor=self.actor.token_id,
+            kind=kind,
+            resource=resource,
+            action=action,
+            comment=comment,
+            patch=patch,
+            before=before,
+            after=after,
+        )
+        self.uow.audit.append(entry)
+        self.audit_entries.append(entry)
+        return entry
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControlPlane:
+    store: Store
+    feed: ChangeFeed
+    clock: Clock
+    # How long a reset SDK or mobile key keeps working.
+    key_grace: timedelta
+    # The value of FLAGSTAFF_ADMIN_TOKEN, accepted as an unscoped admin token.
+    admin_token: str | None = field(default=None, repr=False)
+
+    def read(self) -> AbstractContextManager[UnitOfWork]:
+        return self.store.unit_of_work(read_only=True)
+
+    @contextmanager
+    def write(self, actor: Actor) -> Iterator[Transaction]:
+        """A transaction for `actor`: committed on clean exit (then the feed hears of its changes),
+        rolled back with nothing announced when the block raises."""
+        with self.store.unit_of_work() as uow:
+            transaction = Transaction(uow=uow, actor=actor, now=self.clock())
+            yield transaction
+        if transaction.last_seq:
+            self.feed.publish(transaction.last_seq)

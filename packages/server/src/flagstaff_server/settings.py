@@ -1,0 +1,93 @@
+"""Server settings: one frozen value built from CLI arguments and environment variables.
+
+Owns defaults and validation of the knobs `flagstaff serve` accepts; it reads the environment only
+in `Settings.from_env`, so everything else receives a `Settings` and never looks at `os.environ`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, get_args
+
+Role = Literal["all", "api", "delivery"]
+ROLES: tuple[Role, ...] = get_args(Role)
+
+DEFAULT_HOST = "127.0.0.1"
+# LaunchDarkly's Relay Proxy listens on 8030 too; SDK users pointing at a relay find it familiar.
+DEFAULT_PORT = 8030
+# An old SDK or mobile key keeps working this long after a reset, so running services can roll
+# their configuration without an outage (LaunchDarkly offers a similar expiry on key resets).
+DEFAULT_KEY_GRACE_SECONDS = 24 * 60 * 60
+
+ADMIN_TOKEN_ENV = "FLAGSTAFF_ADMIN_TOKEN"
+DATABASE_ENV = "FLAGSTAFF_DATABASE_URL"
+KEY_GRACE_ENV = "FLAGSTAFF_KEY_GRACE_SECONDS"
+
+
+class SettingsError(ValueError):
+    """A setting has a value the server cannot run with; the message names the setting."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    data_dir: Path = Path("data")
+    # None means the SQLite file `data_dir/flagstaff.db`.
+    database_url: str | None = None
+    role: Role = "all"
+    key_grace_seconds: int = DEFAULT_KEY_GRACE_SECONDS
+    # The value of FLAGSTAFF_ADMIN_TOKEN: accepted as an unscoped admin access token.
+    admin_token: str | None = field(default=None, repr=False)
+    # Create the demo project when the store holds no project yet.
+    seed_demo: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise SettingsError(f"port must be between 0 and 65535, got {self.port}")
+        if self.role not in ROLES:
+            raise SettingsError(f"role must be one of {', '.join(ROLES)}, got {self.role!r}")
+        if self.key_grace_seconds < 0:
+            raise SettingsError(
+                f"key grace period must be zero or more seconds, got {self.key_grace_seconds}"
+            )
+        if self.admin_token is not None and not self.admin_token.strip():
+            raise SettingsError(f"{ADMIN_TOKEN_ENV} is set but empty")
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'flagstaff.db').resolve()}"
+
+    @property
+    def serves_api(self) -> bool:
+        return self.role in ("all", "api")
+
+    @property
+    def serves_delivery(self) -> bool:
+        return self.role in ("all", "delivery")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **given: object) -> Settings:
+        """Settings from explicit values (CLI arguments), completed from the environment."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        if environ.get(ADMIN_TOKEN_ENV):
+            values["admin_token"] = environ[ADMIN_TOKEN_ENV]
+        if environ.get(DATABASE_ENV):
+            values["database_url"] = environ[DATABASE_ENV]
+        if environ.get(KEY_GRACE_ENV):
+            values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
+        values.update({name: value for name, value in given.items() if value is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def parse_int(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, got {text!r}") from None
