@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from flagstaff_server.commands.error import CommandError
 
 # Module names under flagstaff_server.commands; each registers one subcommand.
-COMMANDS: tuple[str, ...] = ()
+COMMANDS: tuple[str, ...] = ("evaluate",)
 
 
 def build_parser() -> argparse.ArgumentParser:
