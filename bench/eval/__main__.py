@@ -19,16 +19,21 @@ from bench.eval.runner import CoreRunner, Prepared, Runner
 from bench.eval.timing import Timing, rounds_for, time_once
 
 DEFAULT_OUTPUT = Path("build/bench/eval.json")
+REPEAT_TARGET_NS = 20_000_000
+MAX_EVALUATIONS = 200_000
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.eval", description=__doc__)
     parser.add_argument(
-        "--evaluations", type=int, default=4000, help="evaluations per repeat (default 4000)"
+        "--evaluations",
+        type=int,
+        default=4000,
+        help="minimum evaluations per repeat (default 4000; fast runners get more, up to ~20 ms)",
     )
     parser.add_argument("--repeats", type=int, default=7, help="repeats per runner (default 7)")
     parser.add_argument(
-        "--quick", action="store_true", help="200 evaluations x 3 repeats: a smoke run"
+        "--quick", action="store_true", help="3 repeats of at least 200 evaluations: a smoke run"
     )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON result path")
     args = parser.parse_args(argv)
@@ -59,10 +64,14 @@ def check_agreement(
 def measure(
     case: Case, prepared: Sequence[Prepared], evaluations: int, repeats: int
 ) -> list[Timing]:
-    rounds = rounds_for(case.contexts, evaluations)
+    """Time every runner `repeats` times; a fast runner gets more evaluations per repeat (up to
+    `REPEAT_TARGET_NS` of work, at most `MAX_EVALUATIONS`) so its repeats are not timer noise."""
     warmup = rounds_for(case.contexts, min(evaluations, 500))
+    rounds = []
     for ready in prepared:
-        time_once(ready.call, ready.contexts, warmup)
+        estimate = time_once(ready.call, ready.contexts, warmup)
+        wanted = min(MAX_EVALUATIONS, max(evaluations, int(REPEAT_TARGET_NS / estimate)))
+        rounds.append(rounds_for(case.contexts, wanted))
     samples: list[list[float]] = [[] for _ in prepared]
     order = list(range(len(prepared)))
     for _ in range(repeats):
@@ -71,8 +80,11 @@ def measure(
         order = order[1:] + order[:1]
         for index in order:
             ready = prepared[index]
-            samples[index].append(time_once(ready.call, ready.contexts, rounds))
-    return [Timing(samples_ns=tuple(s)) for s in samples]
+            samples[index].append(time_once(ready.call, ready.contexts, rounds[index]))
+    return [
+        Timing(samples_ns=tuple(s), evaluations=r * len(case.contexts))
+        for s, r in zip(samples, rounds, strict=True)
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -93,11 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("runners disagree; not timing:", *problems, sep="\n", file=sys.stderr)
                 return 1
             timings = measure(case, prepared, args.evaluations, args.repeats)
-            evaluated = rounds_for(case.contexts, args.evaluations) * len(case.contexts)
             results.append(
                 CaseResult(
                     case=case,
-                    evaluations=evaluated,
                     timings={r.label: t for r, t in zip(runners, timings, strict=True)},
                 )
             )

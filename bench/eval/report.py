@@ -24,7 +24,6 @@ class RunnerInfo:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaseResult:
     case: Case
-    evaluations: int
     timings: dict[str, Timing]
 
 
@@ -87,9 +86,9 @@ def build_document(
                 "description": result.case.description,
                 "flag": result.case.flag_key,
                 "contexts": len(result.case.contexts),
-                "evaluations_per_repeat": result.evaluations,
                 "timings": {
                     label: {
+                        "evaluations_per_repeat": timing.evaluations,
                         "median_us": round(timing.median_ns / 1000, 4),
                         "min_us": round(timing.min_ns / 1000, 4),
                         "samples_us": [round(sample / 1000, 4) for sample in timing.samples_ns],

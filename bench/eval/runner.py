@@ -33,7 +33,8 @@ class Prepared:
 
 
 class Runner(Protocol):
-    """An evaluator under test. Later: Flagstaff's Python SDK public `variation` as a third one."""
+    """An evaluator under test. Flagstaff's Python SDK (its public `variation`) joins later as
+    another `side = "flagstaff"` runner in the list built by `bench.eval.__main__.main`."""
 
     @property
     def label(self) -> str: ...

@@ -14,9 +14,11 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Timing:
-    """Nanoseconds per evaluation of each repeat, and their median and minimum."""
+    """Nanoseconds per evaluation of each repeat (each of `evaluations` evaluations), and their
+    median and minimum."""
 
     samples_ns: tuple[float, ...]
+    evaluations: int
 
     @property
     def median_ns(self) -> float:
