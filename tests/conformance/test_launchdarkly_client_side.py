@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 from conftest import SHARED_DIR, shared_path
-from launchdarkly_vectors import Case, load_cases
-
 from flagstaff_core import (
     ClientDetail,
     ValueType,
@@ -19,6 +17,7 @@ from flagstaff_core import (
     has_value_type,
     read_client_result,
 )
+from launchdarkly_vectors import Case, load_cases
 
 VECTORS = ("conformance", "launchdarkly", "client-side-eval")
 _DIRECTORY = SHARED_DIR.joinpath(*VECTORS)

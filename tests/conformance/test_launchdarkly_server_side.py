@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 from conftest import SHARED_DIR, shared_path
-from launchdarkly_vectors import Case, load_cases
-
 from flagstaff_core import (
     ValueType,
     all_flags_state,
@@ -20,6 +18,7 @@ from flagstaff_core import (
     evaluate_key,
     typed_detail,
 )
+from launchdarkly_vectors import Case, load_cases
 
 VECTORS = ("conformance", "launchdarkly", "server-side-eval")
 _DIRECTORY = SHARED_DIR.joinpath(*VECTORS)
