@@ -22,6 +22,12 @@ from flagstaff_server.domain.flag import (
     present_flag,
     remove_environment_from_flag,
 )
+from flagstaff_server.domain.flag_instruction import FLAG_INSTRUCTIONS, apply_semantic_patch
+from flagstaff_server.domain.instruction import (
+    SemanticPatch,
+    SemanticPatchResult,
+    parse_semantic_patch_body,
+)
 from flagstaff_server.domain.json_patch import (
     PatchRequest,
     apply_json_patch,
@@ -35,6 +41,10 @@ from flagstaff_server.domain.segment import (
     new_segment_document,
     present_segment,
 )
+from flagstaff_server.domain.segment_instruction import (
+    SEGMENT_INSTRUCTIONS,
+    apply_segment_semantic_patch,
+)
 from flagstaff_server.domain.validation import (
     FlagLookup,
     validate_flag_document,
@@ -43,10 +53,14 @@ from flagstaff_server.domain.validation import (
 from flagstaff_server.domain.version import VersionBump, bump_segment_version, bump_versions
 
 __all__ = [
+    "FLAG_INSTRUCTIONS",
+    "SEGMENT_INSTRUCTIONS",
     "Document",
     "FlagLookup",
     "IdFactory",
     "PatchRequest",
+    "SemanticPatch",
+    "SemanticPatchResult",
     "VersionBump",
     "add_environment_to_flag",
     "apply_flag_json_patch",
@@ -55,6 +69,8 @@ __all__ = [
     "apply_merge_patch",
     "apply_segment_json_patch",
     "apply_segment_merge_patch",
+    "apply_segment_semantic_patch",
+    "apply_semantic_patch",
     "bump_segment_version",
     "bump_versions",
     "environment_config_from_sdk",
@@ -67,6 +83,7 @@ __all__ = [
     "new_flag_document",
     "new_segment_document",
     "parse_patch_body",
+    "parse_semantic_patch_body",
     "pointer",
     "present_flag",
     "present_segment",
