@@ -1,0 +1,49 @@
+"""Import and export endpoints: a LaunchDarkly data file into one environment, and one environment
+out as that format. Handlers parse, call `services.imports`, and answer.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from flagstaff_server.http.api.access import Plane, Reader, Writer
+from flagstaff_server.http.api.flags import JSON_BODY
+from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.services import imports
+
+router = APIRouter(prefix="/projects", tags=["Import and export"])
+
+
+@router.post(
+    "/{projectKey}/environments/{environmentKey}/import",
+    summary="Import a LaunchDarkly data file into an environment (all or nothing)",
+    openapi_extra=JSON_BODY,
+)
+async def import_data(
+    projectKey: str,  # noqa: N803 - LaunchDarkly's parameter names
+    environmentKey: str,  # noqa: N803
+    request: Request,
+    plane: Plane,
+    actor: Writer,
+) -> Response:
+    data = await read_json(request)
+    summary = await run_in_threadpool(
+        imports.import_data, plane, actor, projectKey, environmentKey, data
+    )
+    return json_response(summary)
+
+
+@router.get(
+    "/{projectKey}/environments/{environmentKey}/export",
+    summary="Export an environment as a LaunchDarkly data file",
+)
+async def export_data(
+    projectKey: str,  # noqa: N803
+    environmentKey: str,  # noqa: N803
+    plane: Plane,
+    actor: Reader,
+) -> Response:
+    data = await run_in_threadpool(imports.export_data, plane, projectKey, environmentKey)
+    return json_response(data)

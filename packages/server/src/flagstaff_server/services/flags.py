@@ -1,0 +1,265 @@
+"""Flag use cases: list, read, create, patch and delete the flags of a project.
+
+Each write is one transaction: load, apply the domain edit, validate, bump versions, store with
+compare-and-set, record the audit entry and one change record per environment whose SDK view
+changed; the feed hears of it after the commit. No HTTP and no SQL here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from flagstaff_server.domain import (
+    FlagLookup,
+    apply_flag_json_patch,
+    apply_flag_merge_patch,
+    bump_versions,
+    json_equal,
+    new_flag_document,
+    present_flag,
+    to_sdk_flag,
+    validate_flag_document,
+)
+from flagstaff_server.errors import AlreadyExists, NotFound, UnsupportedMediaType, VersionConflict
+from flagstaff_server.services.access import Actor, authorize
+from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
+from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
+from flagstaff_server.services.ports import FlagRecord, JsonObject, UnitOfWork
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 1000
+
+
+def new_flag_id() -> str:
+    return str(uuid.uuid4())
+
+
+def resource_of(project: str, key: str) -> str:
+    return f"proj/{project}:env/*:flag/{key}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlagQuery:
+    """LaunchDarkly's list filters: `env` (environments shown), `tag`, `archived`, paging."""
+
+    environments: tuple[str, ...] | None = None
+    tag: str | None = None
+    archived: bool | None = None
+    """True: only archived flags; False or None: only flags that are not archived."""
+    limit: int = DEFAULT_LIMIT
+    offset: int = 0
+
+
+def get_record(uow: UnitOfWork, project: str, key: str) -> FlagRecord:
+    record = uow.flags.get(project, key)
+    if record is None:
+        if uow.projects.get(project) is None:
+            raise NotFound(f"no project {project!r}")
+        raise NotFound(f"no flag {key!r} in project {project!r}")
+    return record
+
+
+def lookup_in(uow: UnitOfWork, project: str, *, edited: JsonObject | None = None) -> FlagLookup:
+    """Finds the project's flags for prerequisite checks, seeing `edited` in place of its stored
+    version."""
+
+    def lookup(key: str) -> JsonObject | None:
+        if edited is not None and key == edited.get("key"):
+            return edited
+        record = uow.flags.get(project, key)
+        return None if record is None else record.doc
+
+    return lookup
+
+
+def check_environments(uow: UnitOfWork, project: str, keys: Sequence[str] | None) -> None:
+    if keys is None:
+        return
+    known = {record.key for record in uow.environments.list(project)}
+    for key in keys:
+        if key not in known:
+            raise NotFound(f"no environment {key!r} in project {project!r}")
+
+
+def list_flags(plane: ControlPlane, project: str, query: FlagQuery) -> JsonObject:
+    """`{items, totalCount, _links}` for one page of the project's flags, ordered by key."""
+    with plane.read() as uow:
+        if uow.projects.get(project) is None:
+            raise NotFound(f"no project {project!r}")
+        check_environments(uow, project, query.environments)
+        records = uow.flags.list(project)
+    wanted_archived = bool(query.archived)
+    matching = [
+        record
+        for record in records
+        if bool(record.doc.get("archived", False)) == wanted_archived
+        and (query.tag is None or query.tag in record.doc.get("tags", []))
+    ]
+    page = matching[query.offset : query.offset + query.limit]
+    base = f"/api/v2/flags/{project}"
+    return {
+        "items": [
+            present_flag(record.doc, project_key=project, environment_keys=query.environments)
+            for record in page
+        ],
+        "totalCount": len(matching),
+        "_links": {
+            "self": {
+                "href": f"{base}?limit={query.limit}&offset={query.offset}",
+                "type": "application/json",
+            },
+            "parent": {"href": "/api/v2/flags", "type": "application/json"},
+        },
+    }
+
+
+def get_flag(
+    plane: ControlPlane, project: str, key: str, *, environments: Sequence[str] | None = None
+) -> JsonObject:
+    with plane.read() as uow:
+        record = get_record(uow, project, key)
+        check_environments(uow, project, environments)
+    return present_flag(record.doc, project_key=project, environment_keys=environments)
+
+
+def create_flag(plane: ControlPlane, actor: Actor, project: str, body: object) -> JsonObject:
+    """A new flag from a `FeatureFlagBody`, configured (off) in every environment."""
+    with plane.write(actor) as tx:
+        uow = tx.uow
+        if uow.projects.get(project) is None:
+            raise NotFound(f"no project {project!r}")
+        environments = uow.environments.list(project)
+        now_ms = epoch_millis(tx.now)
+        document = new_flag_document(
+            body,
+            [(env.key, env.name) for env in environments],
+            now_ms=now_ms,
+            new_id=new_flag_id,
+            flag_lookup=lookup_in(uow, project),
+        )
+        key = str(document["key"])
+        if uow.flags.get(project, key) is not None:
+            raise AlreadyExists(f"a flag with key {key!r} already exists", path="/key")
+        validate_flag_document(document, flag_lookup=lookup_in(uow, project, edited=document))
+        uow.flags.add(FlagRecord(project=project, key=key, version=1, doc=document))
+        tx.audit(
+            kind="flag",
+            resource=resource_of(project, key),
+            action="createFlag",
+            patch=body,
+            after=document,
+        )
+        for env in environments:
+            announce(tx, project, document, env.key)
+    return present_flag(document, project_key=project)
+
+
+def announce(tx: Transaction, project: str, document: JsonObject, environment: str) -> None:
+    """Append the change record for the flag's configuration in one environment."""
+    tx.change(
+        project=project,
+        environment=environment,
+        kind="flag",
+        key=str(document["key"]),
+        version=int(document["environments"][environment]["version"]),
+        item=to_sdk_flag(document, environment),
+    )
+
+
+def edited_document(tx: Transaction, record: FlagRecord, request: EditRequest) -> JsonObject | None:
+    """The flag after the edit (not yet validated), or None when a semantic patch deletes it."""
+    edit = request.edit
+    if isinstance(edit, JsonPatch):
+        return apply_flag_json_patch(record.doc, edit.operations, new_id=new_flag_id)
+    if isinstance(edit, MergePatch):
+        return apply_flag_merge_patch(record.doc, edit.merge, new_id=new_flag_id)
+    if edit.environment_key is not None:
+        authorize(tx.actor, "writer", project=record.project, environment=edit.environment_key)
+    raise UnsupportedMediaType("semantic patch is not available yet")  # SEMANTIC-PENDING
+
+
+def patch_flag(
+    plane: ControlPlane, actor: Actor, project: str, key: str, request: EditRequest
+) -> JsonObject:
+    """Apply one PATCH all-or-nothing; a stale `expected_version` or `/_version` test is a 409."""
+    with plane.write(actor) as tx:
+        record = get_record(tx.uow, project, key)
+        if request.expected_version is not None and request.expected_version != record.version:
+            raise VersionConflict(
+                f"flag {key!r} is at version {record.version}, not {request.expected_version}",
+                path="/_version",
+            )
+        after = edited_document(tx, record, request)
+        if after is None:
+            remove(tx, record, comment=request.comment, patch=request.body)
+            return present_flag(record.doc, project_key=project)
+        validate_flag_document(after, flag_lookup=lookup_in(tx.uow, project, edited=after))
+        bump = bump_versions(record.doc, after, epoch_millis(tx.now))
+        if not bump.changed:
+            return present_flag(record.doc, project_key=project)
+        document = bump.document
+        check_scope(actor, project, record.doc, document, bump.changed_environments)
+        tx.uow.flags.replace(
+            FlagRecord(project=project, key=key, version=int(document["_version"]), doc=document),
+            expected_version=record.version,
+        )
+        tx.audit(
+            kind="flag",
+            resource=resource_of(project, key),
+            action="updateFlag",
+            comment=request.comment,
+            patch=request.body,
+            before=record.doc,
+            after=document,
+        )
+        for environment in bump.changed_environments:
+            announce(tx, project, document, environment)
+    return present_flag(document, project_key=project)
+
+
+def check_scope(
+    actor: Actor,
+    project: str,
+    before: JsonObject,
+    after: JsonObject,
+    environments: Sequence[str],
+) -> None:
+    """An environment-scoped writer may change that environment's configuration only; flag-level
+    fields need a writer for the whole project."""
+    flag_level = ("environments", "_version")
+    if not json_equal(
+        {k: v for k, v in before.items() if k not in flag_level},
+        {k: v for k, v in after.items() if k not in flag_level},
+    ):
+        authorize(actor, "writer", project=project)
+    for environment in environments:
+        authorize(actor, "writer", project=project, environment=environment)
+
+
+def remove(tx: Transaction, record: FlagRecord, *, comment: str | None, patch: object) -> None:
+    """Delete the flag and tell delivery, in every environment, with a version above the last."""
+    tx.uow.flags.delete(record.project, record.key, expected_version=record.version)
+    tx.audit(
+        kind="flag",
+        resource=resource_of(record.project, record.key),
+        action="deleteFlag",
+        comment=comment,
+        patch=patch,
+        before=record.doc,
+    )
+    for environment, config in record.doc.get("environments", {}).items():
+        tx.change(
+            project=record.project,
+            environment=environment,
+            kind="flag",
+            key=record.key,
+            version=int(config.get("version", 0)) + 1,
+            item=None,
+        )
+
+
+def delete_flag(plane: ControlPlane, actor: Actor, project: str, key: str) -> None:
+    with plane.write(actor) as tx:
+        remove(tx, get_record(tx.uow, project, key), comment=None, patch=None)

@@ -1,0 +1,231 @@
+"""Import and export of LaunchDarkly's SDK data format (`{"flags": {...}, "segments": {...}}`) for
+one environment: the migration path from LaunchDarkly and the way to take data out.
+
+An import is checked whole with `flagstaff_core.decode_data` first and written in one transaction,
+so a bad file changes nothing. Export answers exactly the SDK JSON delivery serves.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flagstaff_core import DecodeError, decode_data
+
+from flagstaff_server.domain import (
+    add_environment_to_flag,
+    bump_segment_version,
+    bump_versions,
+    flag_document_from_sdk,
+    merge_sdk_flag,
+    segment_document_from_sdk,
+    to_sdk_flag,
+    to_sdk_segment,
+    validate_flag_document,
+    validate_segment_document,
+)
+from flagstaff_server.errors import NotFound, ValidationError
+from flagstaff_server.services import flags, segments
+from flagstaff_server.services.access import Actor
+from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
+from flagstaff_server.services.ports import (
+    EnvironmentRecord,
+    FlagRecord,
+    JsonObject,
+    SegmentRecord,
+)
+
+# Segment fields a file carries no value for: an update keeps what the segment already has.
+KEPT_SEGMENT_FIELDS = ("name", "description", "tags", "creationDate")
+
+
+def new_import_id() -> str:
+    return str(uuid.uuid4())
+
+
+def check_data(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The live (not deleted) flags and segments of a data file, or a `ValidationError` naming the
+    JSON path of the first problem."""
+    try:
+        decode_data(data)
+    except DecodeError as exc:
+        raise ValidationError(f"invalid data file: {exc.message}", path=exc.path) from exc
+    live_flags = {
+        key: item
+        for key, item in (data.get("flags") or {}).items()
+        if isinstance(item, dict) and not item.get("deleted")
+    }
+    live_segments = {
+        key: item
+        for key, item in (data.get("segments") or {}).items()
+        if isinstance(item, dict) and not item.get("deleted")
+    }
+    return live_flags, live_segments
+
+
+def import_data(
+    plane: ControlPlane, actor: Actor, project: str, environment: str, data: Any
+) -> JsonObject:
+    """Create or update every flag and segment of `data` in one environment, all or nothing.
+
+    Flags new to the project are created with default (off) configurations in its other
+    environments. Versions delivered to SDKs only go up: an item keeps the file's version when
+    that is above the stored one.
+    """
+    sdk_flags, sdk_segments = check_data(data)
+    created = updated = 0
+    with plane.write(actor) as tx:
+        record = environment_record(tx, project, environment)
+        others = [env for env in tx.uow.environments.list(project) if env.key != environment]
+        for key in sorted(sdk_flags):
+            was_new = import_flag(tx, record, others, key, sdk_flags[key])
+            created, updated = (created + 1, updated) if was_new else (created, updated + 1)
+        for key in sorted(sdk_segments):
+            was_new = import_segment(tx, record, key, sdk_segments[key])
+            created, updated = (created + 1, updated) if was_new else (created, updated + 1)
+    return {
+        "flags": len(sdk_flags),
+        "segments": len(sdk_segments),
+        "created": created,
+        "updated": updated,
+    }
+
+
+def environment_record(tx: Transaction, project: str, environment: str) -> EnvironmentRecord:
+    record = tx.uow.environments.get(project, environment)
+    if record is None:
+        segments.check_environment(tx.uow, project, environment)
+        raise NotFound(f"no environment {environment!r} in project {project!r}")
+    return record
+
+
+def import_flag(
+    tx: Transaction,
+    environment: EnvironmentRecord,
+    others: list[EnvironmentRecord],
+    key: str,
+    sdk_flag: dict[str, Any],
+) -> bool:
+    """Write one flag's configuration in `environment`; True when the flag is new."""
+    project = environment.project
+    now_ms = epoch_millis(tx.now)
+    existing = tx.uow.flags.get(project, key)
+    path = f"/flags/{key}"
+    try:
+        if existing is None:
+            document = flag_document_from_sdk(
+                sdk_flag,
+                environment_key=environment.key,
+                environment_name=environment.name,
+                now_ms=now_ms,
+                new_id=new_import_id,
+                key=key,
+            )
+            for other in others:
+                document = add_environment_to_flag(
+                    document, other.key, other.name, now_ms=now_ms, new_id=new_import_id
+                )
+        else:
+            merged = merge_sdk_flag(
+                existing.doc,
+                sdk_flag,
+                environment_key=environment.key,
+                environment_name=environment.name,
+                now_ms=now_ms,
+                new_id=new_import_id,
+            )
+            bump = bump_versions(existing.doc, merged, now_ms)
+            if not bump.changed:
+                return False
+            document = bump.document
+            config = document["environments"][environment.key]
+            config["version"] = max(int(config["version"]), int(sdk_flag.get("version") or 0))
+        # Imported data may hold what LaunchDarkly itself accepted and SDKs evaluate as
+        # MALFORMED_FLAG; the file already passed the SDK decoder, so only shapes are checked.
+        validate_flag_document(document, strict=False)
+    except ValidationError as exc:
+        raise ValidationError(f"flag {key!r}: {exc.message}", path=path + (exc.path or "")) from exc
+    if existing is None:
+        tx.uow.flags.add(FlagRecord(project=project, key=key, version=1, doc=document))
+        for other in others:
+            flags.announce(tx, project, document, other.key)
+    else:
+        tx.uow.flags.replace(
+            FlagRecord(project=project, key=key, version=int(document["_version"]), doc=document),
+            expected_version=existing.version,
+        )
+    tx.audit(
+        kind="flag",
+        resource=flags.resource_of(project, key),
+        action="importFlag",
+        before=None if existing is None else existing.doc,
+        after=document,
+    )
+    flags.announce(tx, project, document, environment.key)
+    return existing is None
+
+
+def import_segment(
+    tx: Transaction, environment: EnvironmentRecord, key: str, sdk_segment: dict[str, Any]
+) -> bool:
+    """Write one segment of `environment`; True when it is new."""
+    project = environment.project
+    now_ms = epoch_millis(tx.now)
+    existing = tx.uow.segments.get(project, environment.key, key)
+    try:
+        document = segment_document_from_sdk(
+            sdk_segment, now_ms=now_ms, new_id=new_import_id, key=key
+        )
+        if existing is not None:
+            for name in KEPT_SEGMENT_FIELDS:
+                if name in existing.doc:
+                    document[name] = existing.doc[name]
+            document["version"] = existing.doc.get("version", existing.version)
+            bump = bump_segment_version(existing.doc, document, now_ms)
+            if not bump.changed:
+                return False
+            document = bump.document
+            document["version"] = max(
+                int(document["version"]), int(sdk_segment.get("version") or 0)
+            )
+        validate_segment_document(document, strict=False)
+    except ValidationError as exc:
+        raise ValidationError(
+            f"segment {key!r}: {exc.message}", path=f"/segments/{key}{exc.path or ''}"
+        ) from exc
+    record = SegmentRecord(
+        project=project,
+        environment=environment.key,
+        key=key,
+        version=int(document["version"]),
+        doc=document,
+    )
+    if existing is None:
+        tx.uow.segments.add(record)
+    else:
+        tx.uow.segments.replace(record, expected_version=existing.version)
+    tx.audit(
+        kind="segment",
+        resource=segments.resource_of(project, environment.key, key),
+        action="importSegment",
+        before=None if existing is None else existing.doc,
+        after=document,
+    )
+    segments.announce(tx, project, environment.key, document)
+    return existing is None
+
+
+def export_data(plane: ControlPlane, project: str, environment: str) -> JsonObject:
+    """The environment's flags and segments as the SDK data format delivery serves."""
+    with plane.read() as uow:
+        segments.check_environment(uow, project, environment)
+        flag_records = uow.flags.list(project)
+        segment_records = uow.segments.list(project, environment)
+    return {
+        "flags": {
+            record.key: to_sdk_flag(record.doc, environment)
+            for record in flag_records
+            if environment in record.doc.get("environments", {})
+        },
+        "segments": {record.key: to_sdk_segment(record.doc) for record in segment_records},
+    }

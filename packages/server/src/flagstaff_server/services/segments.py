@@ -1,0 +1,192 @@
+"""Segment use cases: list, read, create, patch and delete the segments of one environment.
+
+Same shape as the flag use cases: one transaction per write with compare-and-set on `version`, an
+audit entry and a change record carrying the SDK segment (None when deleted). No HTTP, no SQL.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from flagstaff_server.domain import (
+    apply_segment_json_patch,
+    apply_segment_merge_patch,
+    bump_segment_version,
+    new_segment_document,
+    present_segment,
+    to_sdk_segment,
+    validate_segment_document,
+)
+from flagstaff_server.errors import AlreadyExists, NotFound, UnsupportedMediaType, VersionConflict
+from flagstaff_server.services.access import Actor
+from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
+from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
+from flagstaff_server.services.ports import JsonObject, SegmentRecord, UnitOfWork
+
+DEFAULT_LIMIT = 20
+
+
+def new_segment_id() -> str:
+    return str(uuid.uuid4())
+
+
+def resource_of(project: str, environment: str, key: str) -> str:
+    return f"proj/{project}:env/{environment}:segment/{key}"
+
+
+def check_environment(uow: UnitOfWork, project: str, environment: str) -> None:
+    if uow.environments.get(project, environment) is None:
+        if uow.projects.get(project) is None:
+            raise NotFound(f"no project {project!r}")
+        raise NotFound(f"no environment {environment!r} in project {project!r}")
+
+
+def get_record(uow: UnitOfWork, project: str, environment: str, key: str) -> SegmentRecord:
+    record = uow.segments.get(project, environment, key)
+    if record is None:
+        check_environment(uow, project, environment)
+        raise NotFound(f"no segment {key!r} in {project}/{environment}")
+    return record
+
+
+def list_segments(
+    plane: ControlPlane,
+    project: str,
+    environment: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+) -> JsonObject:
+    with plane.read() as uow:
+        check_environment(uow, project, environment)
+        records = uow.segments.list(project, environment)
+    base = f"/api/v2/segments/{project}/{environment}"
+    return {
+        "items": [
+            present_segment(record.doc, project_key=project, environment_key=environment)
+            for record in records[offset : offset + limit]
+        ],
+        "totalCount": len(records),
+        "_links": {
+            "self": {"href": f"{base}?limit={limit}&offset={offset}", "type": "application/json"}
+        },
+    }
+
+
+def get_segment(plane: ControlPlane, project: str, environment: str, key: str) -> JsonObject:
+    with plane.read() as uow:
+        record = get_record(uow, project, environment, key)
+    return present_segment(record.doc, project_key=project, environment_key=environment)
+
+
+def announce(tx: Transaction, project: str, environment: str, document: JsonObject) -> None:
+    tx.change(
+        project=project,
+        environment=environment,
+        kind="segment",
+        key=str(document["key"]),
+        version=int(document["version"]),
+        item=to_sdk_segment(document),
+    )
+
+
+def create_segment(
+    plane: ControlPlane, actor: Actor, project: str, environment: str, body: object
+) -> JsonObject:
+    with plane.write(actor) as tx:
+        check_environment(tx.uow, project, environment)
+        document = new_segment_document(body, now_ms=epoch_millis(tx.now), new_id=new_segment_id)
+        key = str(document["key"])
+        if tx.uow.segments.get(project, environment, key) is not None:
+            raise AlreadyExists(f"a segment with key {key!r} already exists", path="/key")
+        validate_segment_document(document)
+        tx.uow.segments.add(
+            SegmentRecord(
+                project=project, environment=environment, key=key, version=1, doc=document
+            )
+        )
+        tx.audit(
+            kind="segment",
+            resource=resource_of(project, environment, key),
+            action="createSegment",
+            patch=body,
+            after=document,
+        )
+        announce(tx, project, environment, document)
+    return present_segment(document, project_key=project, environment_key=environment)
+
+
+def edited_document(tx: Transaction, record: SegmentRecord, request: EditRequest) -> JsonObject:
+    edit = request.edit
+    if isinstance(edit, JsonPatch):
+        return apply_segment_json_patch(record.doc, edit.operations, new_id=new_segment_id)
+    if isinstance(edit, MergePatch):
+        return apply_segment_merge_patch(record.doc, edit.merge, new_id=new_segment_id)
+    raise UnsupportedMediaType("semantic patch is not available yet")  # SEMANTIC-PENDING
+
+
+def patch_segment(
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    environment: str,
+    key: str,
+    request: EditRequest,
+) -> JsonObject:
+    """Apply one PATCH all-or-nothing; a stale `expected_version` or `/version` test is a 409."""
+    with plane.write(actor) as tx:
+        record = get_record(tx.uow, project, environment, key)
+        if request.expected_version is not None and request.expected_version != record.version:
+            raise VersionConflict(
+                f"segment {key!r} is at version {record.version}, not {request.expected_version}",
+                path="/version",
+            )
+        after = edited_document(tx, record, request)
+        validate_segment_document(after)
+        bump = bump_segment_version(record.doc, after, epoch_millis(tx.now))
+        document = bump.document
+        if not bump.changed:
+            return present_segment(record.doc, project_key=project, environment_key=environment)
+        tx.uow.segments.replace(
+            SegmentRecord(
+                project=project,
+                environment=environment,
+                key=key,
+                version=int(document["version"]),
+                doc=document,
+            ),
+            expected_version=record.version,
+        )
+        tx.audit(
+            kind="segment",
+            resource=resource_of(project, environment, key),
+            action="updateSegment",
+            comment=request.comment,
+            patch=request.body,
+            before=record.doc,
+            after=document,
+        )
+        announce(tx, project, environment, document)
+    return present_segment(document, project_key=project, environment_key=environment)
+
+
+def delete_segment(
+    plane: ControlPlane, actor: Actor, project: str, environment: str, key: str
+) -> None:
+    with plane.write(actor) as tx:
+        record = get_record(tx.uow, project, environment, key)
+        tx.uow.segments.delete(project, environment, key, expected_version=record.version)
+        tx.audit(
+            kind="segment",
+            resource=resource_of(project, environment, key),
+            action="deleteSegment",
+            before=record.doc,
+        )
+        tx.change(
+            project=project,
+            environment=environment,
+            kind="segment",
+            key=key,
+            version=record.version + 1,
+            item=None,
+        )
