@@ -97,7 +97,10 @@ class RedisChangeFeed:
         return _seq_of(newest[0][0]) if newest else 0
 
     async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
-        client = redis.asyncio.Redis.from_url(self._url, socket_connect_timeout=5)
+        # a blocked XREAD answers within idle_check; silence well beyond that is a hung Redis
+        client = redis.asyncio.Redis.from_url(
+            self._url, socket_connect_timeout=5, socket_timeout=self._idle_check + 5
+        )
         position = after_seq
         try:
             while True:
