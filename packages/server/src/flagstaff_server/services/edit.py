@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flagstaff_server.domain import parse_patch_body
-from flagstaff_server.errors import InvalidInput, ValidationError
+from flagstaff_server.domain import parse_patch_body, parse_semantic_patch_body
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,30 +53,12 @@ def parse_edit(body: Any, *, semantic: bool, expected_version: int | None = None
         return EditRequest(
             edit=edit, comment=request.comment, body=body, expected_version=expected_version
         )
-    if not isinstance(body, dict):
-        raise InvalidInput(
-            'a semantic patch is an object {"comment", "environmentKey", "instructions"}', path=""
-        )
-    comment = body.get("comment")
-    if comment is not None and not isinstance(comment, str):
-        raise ValidationError("'comment' must be a string", path="/comment")
-    environment_key = body.get("environmentKey")
-    if environment_key is not None and not isinstance(environment_key, str):
-        raise ValidationError("'environmentKey' must be a string", path="/environmentKey")
-    instructions = body.get("instructions")
-    if not isinstance(instructions, list) or not instructions:
-        raise ValidationError(
-            "a semantic patch needs a non-empty 'instructions' array", path="/instructions"
-        )
-    for index, instruction in enumerate(instructions):
-        if not isinstance(instruction, dict) or not isinstance(instruction.get("kind"), str):
-            raise ValidationError(
-                "each instruction is an object with a string 'kind'",
-                path=f"/instructions/{index}",
-            )
+    parsed = parse_semantic_patch_body(body)
     return EditRequest(
-        edit=SemanticPatch(instructions=instructions, environment_key=environment_key),
-        comment=comment,
+        edit=SemanticPatch(
+            instructions=parsed.instructions, environment_key=parsed.environment_key
+        ),
+        comment=parsed.comment,
         body=body,
         expected_version=expected_version,
     )

@@ -15,6 +15,7 @@ from flagstaff_server.domain import (
     FlagLookup,
     apply_flag_json_patch,
     apply_flag_merge_patch,
+    apply_semantic_patch,
     bump_versions,
     json_equal,
     new_flag_document,
@@ -22,7 +23,7 @@ from flagstaff_server.domain import (
     to_sdk_flag,
     validate_flag_document,
 )
-from flagstaff_server.errors import AlreadyExists, NotFound, UnsupportedMediaType, VersionConflict
+from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
@@ -177,7 +178,15 @@ def edited_document(tx: Transaction, record: FlagRecord, request: EditRequest) -
         return apply_flag_merge_patch(record.doc, edit.merge, new_id=new_flag_id)
     if edit.environment_key is not None:
         authorize(tx.actor, "writer", project=record.project, environment=edit.environment_key)
-    raise UnsupportedMediaType("semantic patch is not available yet")  # SEMANTIC-PENDING
+    result = apply_semantic_patch(
+        record.doc,
+        edit.instructions,
+        environment_key=edit.environment_key,
+        now_ms=epoch_millis(tx.now),
+        new_id=new_flag_id,
+        flag_lookup=lookup_in(tx.uow, record.project),
+    )
+    return None if result.delete else result.document
 
 
 def patch_flag(

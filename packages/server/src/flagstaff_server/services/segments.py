@@ -11,13 +11,14 @@ import uuid
 from flagstaff_server.domain import (
     apply_segment_json_patch,
     apply_segment_merge_patch,
+    apply_segment_semantic_patch,
     bump_segment_version,
     new_segment_document,
     present_segment,
     to_sdk_segment,
     validate_segment_document,
 )
-from flagstaff_server.errors import AlreadyExists, NotFound, UnsupportedMediaType, VersionConflict
+from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
 from flagstaff_server.services.access import Actor
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
@@ -122,7 +123,10 @@ def edited_document(tx: Transaction, record: SegmentRecord, request: EditRequest
         return apply_segment_json_patch(record.doc, edit.operations, new_id=new_segment_id)
     if isinstance(edit, MergePatch):
         return apply_segment_merge_patch(record.doc, edit.merge, new_id=new_segment_id)
-    raise UnsupportedMediaType("semantic patch is not available yet")  # SEMANTIC-PENDING
+    result = apply_segment_semantic_patch(
+        record.doc, edit.instructions, now_ms=epoch_millis(tx.now), new_id=new_segment_id
+    )
+    return result.document
 
 
 def patch_segment(

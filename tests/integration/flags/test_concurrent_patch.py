@@ -1,0 +1,165 @@
+"""Ten concurrent JSON Patches carrying the same `/_version` test: exactly one applies, nine get
+409, and the audit log and the change feed carry the applied change exactly once. Runs on the
+in-memory store, SQLite and PostgreSQL (a throwaway database)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from flag_api import ADMIN_TOKEN, PROJECT, create_flag, patch
+from flagstaff_server.adapters.clock import system_clock
+from flagstaff_server.adapters.memory import InMemoryStore
+from flagstaff_server.adapters.process_feed import InProcessChangeFeed
+from flagstaff_server.adapters.sql.engine import sqlite_url
+from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.http.api.application import build_api
+from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.services.ports import Store
+from prerequisites import missing_prerequisite
+
+WRITERS = 10
+POSTGRES_ADMIN_URL = os.environ.get(
+    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A fresh database for this session, dropped afterwards."""
+    try:
+        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
+        raise
+    name = f"flagstaff_flags_{secrets.token_hex(6)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    info = admin.info
+    try:
+        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)])
+def racing_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "memory":
+        yield InMemoryStore()
+        return
+    if request.param == "sqlite":
+        url = sqlite_url(tmp_path / "race.db")
+    else:
+        url = request.getfixturevalue("postgres_url")
+    store = SqlStore(url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+async def racing_api(racing_store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, ControlPlane]]:
+    plane = ControlPlane(
+        store=racing_store,
+        feed=InProcessChangeFeed(racing_store),
+        clock=system_clock,
+        key_grace=timedelta(hours=1),
+        admin_token=ADMIN_TOKEN,
+    )
+    app = build_api(plane, version="test")
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://flagstaff.test",
+        headers={"Authorization": ADMIN_TOKEN},
+    ) as client:
+        project = f"race{secrets.token_hex(3)}"
+        created = await client.post("/api/v2/projects", json={"key": project, "name": "Race"})
+        assert created.status_code == 201, created.text
+        client.headers["X-Test-Project"] = project
+        yield client, plane
+
+
+async def test_one_of_ten_concurrent_version_tests_wins(
+    racing_api: tuple[httpx.AsyncClient, ControlPlane],
+) -> None:
+    api, plane = racing_api
+    project = api.headers["X-Test-Project"]
+    response = await api.post(f"/api/v2/flags/{project}", json={"key": "race", "name": "race"})
+    assert response.status_code == 201, response.text
+    with plane.read() as uow:
+        seq_before = uow.changes.latest_seq()
+
+    async def attempt(writer: int) -> httpx.Response:
+        return await patch(
+            api,
+            f"/api/v2/flags/{project}/race",
+            {
+                "comment": f"writer {writer}",
+                "patch": [
+                    {"op": "test", "path": "/_version", "value": 1},
+                    {"op": "replace", "path": "/description", "value": f"writer {writer}"},
+                    {"op": "replace", "path": "/environments/test/on", "value": True},
+                ],
+            },
+        )
+
+    responses = await asyncio.gather(*(attempt(writer) for writer in range(WRITERS)))
+    statuses = sorted(response.status_code for response in responses)
+    assert statuses == [200] + [409] * (WRITERS - 1), [r.text for r in responses]
+    winner = next(response.json() for response in responses if response.status_code == 200)
+    assert winner["_version"] == 2
+
+    stored = (await api.get(f"/api/v2/flags/{project}/race")).json()
+    assert stored["description"] == winner["description"]
+    with plane.read() as uow:
+        updates = [
+            entry
+            for entry in uow.audit.list(resource_prefix=f"proj/{project}:env/*:flag/race")
+            if entry.action == "updateFlag"
+        ]
+        new_changes = uow.changes.since(seq_before)
+    assert len(updates) == 1
+    assert updates[0].comment == winner["description"]
+    assert [(c.key, c.environment, c.version) for c in new_changes] == [("race", "test", 2)]
+    assert _item_on(new_changes[0].item) is True
+
+    # The feed delivers that change once, in order, to a subscriber starting before it.
+    delivered = []
+    async with asyncio.timeout(10):
+        async for change in plane.feed.subscribe(seq_before):
+            delivered.append(change)
+            if change.seq >= new_changes[-1].seq:
+                break
+    assert [change.seq for change in delivered] == [c.seq for c in new_changes]
+
+
+def _item_on(item: dict[str, Any] | None) -> bool:
+    assert item is not None
+    return bool(item["on"])
+
+
+async def test_ten_sequential_version_tests_each_see_the_previous(
+    api: httpx.AsyncClient,
+) -> None:
+    """The control case: the same patches one after another, each testing the version it read."""
+    await create_flag(api, "steady")
+    for writer in range(WRITERS):
+        current = (await api.get(f"/api/v2/flags/{PROJECT}/steady")).json()["_version"]
+        response = await patch(
+            api,
+            f"/api/v2/flags/{PROJECT}/steady",
+            [
+                {"op": "test", "path": "/_version", "value": current},
+                {"op": "replace", "path": "/description", "value": f"writer {writer}"},
+            ],
+        )
+        assert response.status_code == 200, response.text
+    final = (await api.get(f"/api/v2/flags/{PROJECT}/steady")).json()
+    assert final["_version"] == WRITERS + 1

@@ -1,0 +1,103 @@
+"""Segments at `/api/v2/segments/{project}/{environment}[/{key}]`: CRUD, JSON Patch, semantic
+patch, version checks and change records (in-process)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from flag_api import PROJECT, patch
+from flagstaff_server.services.plane import ControlPlane
+
+SEGMENTS = f"/api/v2/segments/{PROJECT}/test"
+
+
+def segment_changes(plane: ControlPlane, key: str) -> list[Any]:
+    with plane.read() as uow:
+        return [c for c in uow.changes.since(0) if c.kind == "segment" and c.key == key]
+
+
+async def create_segment(api: httpx.AsyncClient, key: str) -> dict[str, Any]:
+    response = await api.post(SEGMENTS, json={"key": key, "name": key.upper()})
+    assert response.status_code == 201, response.text
+    segment: dict[str, Any] = response.json()
+    return segment
+
+
+async def test_segment_crud_and_change_records(api: httpx.AsyncClient, plane: ControlPlane) -> None:
+    created = await create_segment(api, "beta")
+    assert created["version"] == 1
+    assert (await api.post(SEGMENTS, json={"key": "beta", "name": "x"})).status_code == 409
+    listed = (await api.get(SEGMENTS)).json()
+    assert [item["key"] for item in listed["items"]] == ["beta"]
+    assert listed["totalCount"] == 1
+    assert (await api.get(f"/api/v2/segments/{PROJECT}/production")).json()["items"] == []
+
+    patched = await patch(
+        api, f"{SEGMENTS}/beta", [{"op": "add", "path": "/included/-", "value": "u1"}]
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["included"] == ["u1"]
+    assert patched.json()["version"] == 2
+    changes = segment_changes(plane, "beta")
+    assert [(c.version, c.item["included"]) for c in changes] == [(1, []), (2, ["u1"])]
+
+    assert (await api.delete(f"{SEGMENTS}/beta")).status_code == 204
+    assert (await api.get(f"{SEGMENTS}/beta")).status_code == 404
+    tombstone = segment_changes(plane, "beta")[-1]
+    assert (tombstone.item, tombstone.version) == (None, 3)
+
+
+async def test_segment_semantic_patch_adds_targets_and_rule(api: httpx.AsyncClient) -> None:
+    await create_segment(api, "beta")
+    response = await patch(
+        api,
+        f"{SEGMENTS}/beta",
+        {
+            "instructions": [
+                {"kind": "addIncludedUsers", "values": ["u1"]},
+                {"kind": "addExcludedTargets", "contextKind": "org", "values": ["o1"]},
+                {
+                    "kind": "addRule",
+                    "clauses": [
+                        {"attribute": "plan", "op": "in", "values": ["gold"], "negate": False}
+                    ],
+                },
+            ]
+        },
+        semantic=True,
+    )
+    assert response.status_code == 200, response.text
+    segment = response.json()
+    assert segment["included"] == ["u1"]
+    assert segment["excludedContexts"] == [{"contextKind": "org", "values": ["o1"]}]
+    assert segment["rules"][0]["_id"]
+
+
+async def test_segment_errors(api: httpx.AsyncClient) -> None:
+    await create_segment(api, "beta")
+    stale = await patch(
+        api,
+        f"{SEGMENTS}/beta",
+        [
+            {"op": "test", "path": "/version", "value": 9},
+            {"op": "add", "path": "/included/-", "value": "u"},
+        ],
+    )
+    assert stale.status_code == 409
+    bad_rule = await patch(
+        api,
+        f"{SEGMENTS}/beta",
+        [
+            {
+                "op": "add",
+                "path": "/rules/-",
+                "value": {"clauses": [{"attribute": "a", "op": "matches", "values": ["("]}]},
+            }
+        ],
+    )
+    assert bad_rule.status_code == 400
+    assert bad_rule.json()["path"] == "/rules/0/clauses/0/values/0"
+    assert (await api.get(f"{SEGMENTS}/beta")).json()["version"] == 1
+    assert (await api.get(f"/api/v2/segments/{PROJECT}/staging")).status_code == 404
+    assert (await api.get(f"{SEGMENTS}/nope")).status_code == 404
