@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SHARED_DIR, shared_path
 from flagstaff_core import (
     ClientDetail,
     ValueType,
@@ -18,6 +17,7 @@ from flagstaff_core import (
     read_client_result,
 )
 from launchdarkly_vectors import Case, load_cases
+from prerequisites import SHARED_DIR, shared_path
 
 VECTORS = ("conformance", "launchdarkly", "client-side-eval")
 _DIRECTORY = SHARED_DIR.joinpath(*VECTORS)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SHARED_DIR, shared_path
 from flagstaff_core import (
     ValueType,
     all_flags_state,
@@ -19,6 +18,7 @@ from flagstaff_core import (
     typed_detail,
 )
 from launchdarkly_vectors import Case, load_cases
+from prerequisites import SHARED_DIR, shared_path
 
 VECTORS = ("conformance", "launchdarkly", "server-side-eval")
 _DIRECTORY = SHARED_DIR.joinpath(*VECTORS)

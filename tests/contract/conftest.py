@@ -4,10 +4,9 @@ stream key and clean it up; when the service is unreachable they skip locally an
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,20 +18,7 @@ from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
-
-
-def _root_conftest() -> Any:
-    # tests/conftest.py is not importable by name from here: this file is also "conftest"
-    path = Path(__file__).resolve().parents[1] / "conftest.py"
-    spec = importlib.util.spec_from_file_location("flagstaff_tests_root_conftest", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-missing_prerequisite: Callable[[str], None] = _root_conftest().missing_prerequisite
+from prerequisites import missing_prerequisite
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
@@ -47,12 +33,18 @@ class PostgresServer:
         self._admin = admin
         self._created: list[str] = []
 
-    def create_database(self) -> str:
-        name = f"flagstaff_test_{secrets.token_hex(6)}"
+    def create_database(self, url: str | None = None) -> str:
+        """Create a new database (named by `url`, or a random name) and return its URL."""
+        name = url.rsplit("/", 1)[1] if url else f"flagstaff_test_{secrets.token_hex(6)}"
         self._admin.execute(f'CREATE DATABASE "{name}"')
-        self._created.append(name)
+        if name not in self._created:
+            self._created.append(name)
         info = self._admin.info
         return f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
+
+    def drop_database(self, url: str) -> None:
+        name = url.rsplit("/", 1)[1]
+        self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def drop_all(self) -> None:
         for name in self._created:
