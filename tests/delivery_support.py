@@ -7,10 +7,11 @@ Shared by tests/unit/delivery, tests/integration/delivery and tests/e2e; asserts
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -242,3 +243,37 @@ def data_dir(tmp: Path) -> Path:
     path = tmp / "delivery"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+class UnreachableFeed:
+    """A change feed whose backend is down: every call fails."""
+
+    def publish(self, seq: int) -> None:
+        return None
+
+    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
+        raise ConnectionError("feed unreachable")
+        yield  # pragma: no cover - makes this an async generator
+
+    async def latest_seq(self) -> int:
+        raise ConnectionError("feed unreachable")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def read_events(lines: Iterator[str], until: Callable[[str, Any], bool]) -> list[tuple[str, Any]]:
+    """Parse SSE events from `lines` until one satisfies `until(name, data)` (included)."""
+    events: list[tuple[str, Any]] = []
+    name = ""
+    for line in lines:
+        if line.startswith("event:"):
+            name = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and name:
+            # every LaunchDarkly event has exactly one data line, so it is complete here
+            parsed = json.loads(line.split(":", 1)[1].strip())
+            events.append((name, parsed))
+            if until(name, parsed):
+                return events
+            name = ""
+    raise AssertionError(f"stream ended after {events}")

@@ -297,6 +297,15 @@ class DeliveryNode:
         if position is not None:
             self._persisted_position = position
 
+    def drop_streams(self, reason: str = "rebalance") -> int:
+        """Close every open stream cleanly (FDv2 streams get a goodbye); SDKs reconnect, to this
+        node or another. Returns how many were closed."""
+        closed = 0
+        for env in self.store.environments.values():
+            closed += len(env.broadcaster.channels)
+            env.broadcaster.close_all(reason, sse.goodbye(reason))
+        return closed
+
     # stream housekeeping -----------------------------------------------------------------------
 
     async def _housekeep(self) -> None:
