@@ -1,54 +1,28 @@
-"""Backends for the contract suite: every store (memory, SQLite, PostgreSQL) and every change feed
-(in-process, Redis) behind the same fixtures. Service backends use a throwaway database or
-stream key and clean it up; when the service is unreachable they skip locally and fail in CI."""
+"""Fixtures of the contract suite: every store (memory, SQLite, PostgreSQL) and every change feed
+(in-process, Redis) behind the same names. Service backends use a throwaway database or stream
+key and clean it up; when the service is unreachable they skip locally and fail in CI."""
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
 import redis
-from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.sql import schema
+from contract_backends import (
+    POSTGRES_ADMIN_URL,
+    REDIS_URL,
+    SQL_KINDS,
+    STORE_KINDS,
+    PostgresServer,
+    open_store,
+)
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
 from prerequisites import missing_prerequisite
-
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
-REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
-
-
-class PostgresServer:
-    """Creates and drops throwaway databases on the test PostgreSQL server."""
-
-    def __init__(self, admin: psycopg.Connection[Any]) -> None:
-        self._admin = admin
-        self._created: list[str] = []
-
-    def create_database(self, url: str | None = None) -> str:
-        """Create a new database (named by `url`, or a random name) and return its URL."""
-        name = url.rsplit("/", 1)[1] if url else f"flagstaff_test_{secrets.token_hex(6)}"
-        self._admin.execute(f'CREATE DATABASE "{name}"')
-        if name not in self._created:
-            self._created.append(name)
-        info = self._admin.info
-        return f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
-
-    def drop_database(self, url: str) -> None:
-        name = url.rsplit("/", 1)[1]
-        self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-    def drop_all(self) -> None:
-        for name in self._created:
-            self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="session")
@@ -71,30 +45,6 @@ def postgres_store(postgres_server: PostgresServer) -> Iterator[SqlStore]:
     store = SqlStore(postgres_server.create_database())
     yield store
     store.close()
-
-
-def empty_postgres(store: SqlStore) -> None:
-    tables = ", ".join(t.name for t in schema.metadata.sorted_tables if t.name != "change_counter")
-    with store.engine.begin() as connection:
-        connection.exec_driver_sql(f"TRUNCATE {tables} CASCADE")
-        connection.exec_driver_sql("UPDATE change_counter SET seq = 0")
-
-
-STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
-SQL_KINDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
-
-
-def open_store(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Iterator[Store]:
-    if kind == "memory":
-        yield InMemoryStore()
-    elif kind == "sqlite":
-        store = SqlStore(sqlite_url(tmp_path / "flagstaff.db"))
-        yield store
-        store.close()
-    else:
-        postgres: SqlStore = request.getfixturevalue("postgres_store")
-        empty_postgres(postgres)
-        yield postgres
 
 
 @pytest.fixture(params=STORE_KINDS)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from conftest import REDIS_URL, open_store
+from contract_backends import REDIS_URL, open_store
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.services.ports import Change, ChangeFeed, JsonObject, Store

@@ -7,11 +7,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from contract_backends import PostgresServer
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.migration import VERSION_TABLE
 from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.errors import StoreUnavailable
 from sqlalchemy import inspect
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -67,3 +70,20 @@ def test_processes_starting_together_migrate_once(sql_url: str) -> None:
     with ThreadPoolExecutor(starters) as pool:
         seqs = sorted(pool.map(start, range(starters)))
     assert seqs == [1, 2, 3, 4]
+
+
+@pytest.mark.service
+def test_a_store_opened_before_its_database_exists_migrates_on_first_use(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.create_database()
+    postgres_server.drop_database(url)
+    store = SqlStore(url, connect_later=True)
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.ping()
+        postgres_server.create_database(url)
+        with store.unit_of_work() as uow:
+            assert uow.changes.latest_seq() == 0
+    finally:
+        store.close()

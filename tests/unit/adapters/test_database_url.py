@@ -55,3 +55,14 @@ def test_sqlite_creates_the_data_directory(tmp_path: Path) -> None:
             assert uow.projects.list() == []
     finally:
         store.close()
+
+
+def test_connect_later_opens_without_the_database_and_still_reports_it() -> None:
+    store = SqlStore("postgresql://someone@127.0.0.1:1/flags?connect_timeout=2", connect_later=True)
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.ping()
+        with pytest.raises(StoreUnavailable), store.unit_of_work(read_only=True):
+            pass
+    finally:
+        store.close()

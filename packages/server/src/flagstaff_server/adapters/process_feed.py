@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,21 +53,25 @@ class InProcessChangeFeed:
         for waker in wakers:
             waker.wake()
 
-    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
+    async def subscribe(self, after_seq: int) -> AsyncGenerator[Change, None]:
         waker = _Waker(asyncio.get_running_loop(), asyncio.Event())
         with self._lock:
             self._wakers.add(waker)
         try:
             position = after_seq
+            outbox_down = False
             while True:
                 # cleared before reading: a publish during the read sets it again
                 waker.event.clear()
                 try:
                     batch = await fetch_changes(self._store, position, self._batch_size)
                 except StoreUnavailable as exc:
-                    log.warning("change feed cannot read the outbox, retrying: %s", exc)
+                    if not outbox_down:
+                        log.warning("change feed cannot read the outbox, retrying: %s", exc)
+                    outbox_down = True
                     await _wait(waker.event, self._retry_delay)
                     continue
+                outbox_down = False
                 for change in batch:
                     yield change
                     position = change.seq

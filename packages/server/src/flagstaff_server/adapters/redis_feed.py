@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
@@ -55,6 +55,7 @@ class RedisChangeFeed:
         self.publish_failures = 0
         """Announcements that did not reach Redis (subscribers recovered them from the outbox)."""
         self.outbox_reads = 0
+        self._outbox_down = False
         """Times a subscriber had to read the outbox because the stream lacked a change."""
 
     @property
@@ -96,7 +97,7 @@ class RedisChangeFeed:
         newest = cast(list[Any], self._client.xrevrange(self._stream, "+", "-", count=1))
         return _seq_of(newest[0][0]) if newest else 0
 
-    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
+    async def subscribe(self, after_seq: int) -> AsyncGenerator[Change, None]:
         # a blocked XREAD answers within idle_check; silence well beyond that is a hung Redis
         client = redis.asyncio.Redis.from_url(
             self._url, socket_connect_timeout=5, socket_timeout=self._idle_check + 5
@@ -151,8 +152,14 @@ class RedisChangeFeed:
         try:
             changes = await fetch_changes(self._store, position, limit)
         except StoreUnavailable as exc:
-            log.warning("change feed cannot read the outbox: %s", exc)
+            # logged once per outage: idle subscribers try every idle_check
+            if not self._outbox_down:
+                log.warning("change feed cannot read the outbox: %s", exc)
+            self._outbox_down = True
             return []
+        if self._outbox_down:
+            log.info("change feed reads the outbox again")
+            self._outbox_down = False
         if changes:
             self.outbox_reads += 1
         return changes

@@ -8,7 +8,7 @@ driver failure surfaces as `StoreUnavailable`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -291,7 +291,7 @@ class ChangeFeed(Protocol):
         (a failed announcement is repaired by subscribers catching up from the outbox)."""
         ...
 
-    def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
+    def subscribe(self, after_seq: int) -> AsyncGenerator[Change, None]:
         """Every change with seq > `after_seq`: first the backlog from the outbox, then live."""
         ...
 

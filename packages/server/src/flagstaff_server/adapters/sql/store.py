@@ -3,6 +3,8 @@ schema migrated on open. Driver failures leave here only as `StoreUnavailable`."
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -26,6 +28,8 @@ from flagstaff_server.adapters.sql.repository import (
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.services.ports import Store
 
+log = logging.getLogger(__name__)
+
 _UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
 
 
@@ -42,12 +46,28 @@ class SqlUnitOfWork:
 
 
 class SqlStore:
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
+    def __init__(self, url: str, *, migrate: bool = True, connect_later: bool = False) -> None:
         """Connect to `url` (sqlite:///PATH or postgresql://...) and, unless told otherwise,
-        bring its schema up to date."""
+        bring its schema up to date. With `connect_later`, an unreachable database is not an
+        error here: the schema is brought up to date on the first use that reaches it (a
+        delivery node must start while the database is down)."""
         self._engine = create_store_engine(url)
-        if migrate:
-            self._translated(lambda: upgrade(self._engine))
+        self._pending_migration = migrate
+        self._migration_lock = threading.Lock()
+        try:
+            self._migrate_if_pending()
+        except StoreUnavailable as exc:
+            if not connect_later:
+                raise
+            log.warning("%s; will retry on first use", exc.message)
+
+    def _migrate_if_pending(self) -> None:
+        if not self._pending_migration:
+            return
+        with self._migration_lock:
+            if self._pending_migration:
+                self._translated(lambda: upgrade(self._engine))
+                self._pending_migration = False
 
     @property
     def engine(self) -> Engine:
@@ -59,6 +79,7 @@ class SqlStore:
 
     @contextmanager
     def unit_of_work(self, *, read_only: bool = False) -> Iterator[SqlUnitOfWork]:
+        self._migrate_if_pending()
         try:
             with self._engine.connect() as connection:
                 connection.execution_options(**{WRITE_OPTION: not read_only})
@@ -68,6 +89,8 @@ class SqlStore:
             raise StoreUnavailable(self._describe(exc)) from exc
 
     def ping(self) -> None:
+        self._migrate_if_pending()
+
         def probe() -> None:
             with self._engine.connect() as connection:
                 connection.execute(text("SELECT 1"))
