@@ -212,7 +212,8 @@ def environment_config_from_sdk(
     config: dict[str, Any] = {
         "on": sdk_flag.get("on", False),
         "archived": False,
-        "salt": sdk_flag.get("salt") or new_id().replace("-", ""),
+        # an absent salt is "" to SDKs, and bucketing must not move on import
+        "salt": _string(sdk_flag.get("salt")),
         "sel": new_id().replace("-", ""),
         "lastModified": now_ms,
         "version": max(_int(sdk_flag.get("version")), 1),
@@ -242,6 +243,10 @@ def environment_config_from_sdk(
         if sdk_flag.get(name) is not None:
             config[name] = clone(sdk_flag[name])
     return config
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _int(value: Any) -> int:
@@ -350,7 +355,7 @@ def segment_document_from_sdk(
         "rules": [],
         "version": max(_int(sdk_segment.get("version")), 1),
         "deleted": False,
-        "salt": sdk_segment.get("salt") or new_id().replace("-", ""),
+        "salt": _string(sdk_segment.get("salt")),
         "unbounded": bool(sdk_segment.get("unbounded", False)),
     }
     if sdk_segment.get("generation") is not None:
