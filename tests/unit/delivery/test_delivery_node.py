@@ -256,3 +256,14 @@ async def test_writes_are_refused_with_405(method: str) -> None:
     async with _client(node) as client:
         response = await client.request(method, "/sdk/latest-all")
         assert response.status_code == 405
+
+
+async def test_by_default_items_the_core_cannot_decode_are_never_served() -> None:
+    node = DeliveryNode(FakeFeed(BACKLOG), _config())
+    async with node.lifespan():
+        await _until(lambda: node.current)
+        node.apply(change(4, "flag", "bad", {"key": "bad", "version": 1, "on": "yes"}))
+        assert node.counts["change_invalid"] == 1
+        env = node.store.get(PROJECT, ENVIRONMENT)
+        assert env is not None
+        assert "bad" not in env.snapshot.flags

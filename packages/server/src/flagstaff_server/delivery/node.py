@@ -22,7 +22,13 @@ from flagstaff_server.delivery import snapshot_file, sse
 from flagstaff_server.delivery.admission import Admission, Limits
 from flagstaff_server.delivery.asgi import DeliveryApp
 from flagstaff_server.delivery.credential import credentials_of
-from flagstaff_server.delivery.store import Environment, EnvironmentId, ItemCheck, SnapshotStore
+from flagstaff_server.delivery.store import (
+    Environment,
+    EnvironmentId,
+    ItemCheck,
+    SnapshotStore,
+    check_item,
+)
 from flagstaff_server.services.ports import Change, ChangeFeed, EnvironmentRecord
 
 log = logging.getLogger(__name__)
@@ -70,7 +76,9 @@ class DeliveryNode:
         self.clock = clock
         self.wall = wall
         self.rng = rng
-        self.store = SnapshotStore(log_limit=self.config.log_limit, clock=clock, check=check)
+        self.store = SnapshotStore(
+            log_limit=self.config.log_limit, clock=clock, check=check or check_item
+        )
         self.admission = Admission(self.config.limits, clock=clock, random=rng)
         self.counts: Counter[str] = Counter()
         self.position = 0
@@ -194,6 +202,18 @@ class DeliveryNode:
             self.store.replace_credentials(credentials_of(records))
         await self.wait_for_position(head)
 
+    async def _load_credentials(self) -> None:
+        """Credentials from the store at start: a failure is logged, never fatal, because the
+        feed carries environment changes too and may be reachable when the store is not."""
+        assert self.environment_source is not None
+        try:
+            records = await asyncio.to_thread(self.environment_source)
+        except Exception as exc:
+            self.counts["credential_load_error"] += 1
+            log.warning("delivery could not read environments from the store: %s", exc)
+            return
+        self.store.replace_credentials(credentials_of(records))
+
     async def wait_for_position(self, seq: int) -> None:
         if self.position >= seq:
             return
@@ -211,8 +231,7 @@ class DeliveryNode:
         while True:
             try:
                 if self.environment_source is not None and not self.current:
-                    records = await asyncio.to_thread(self.environment_source)
-                    self.store.replace_credentials(credentials_of(records))
+                    await self._load_credentials()
                 head = await self.feed.latest_seq()
                 self.head = max(self.head, head)
                 self._catch_up_target = head

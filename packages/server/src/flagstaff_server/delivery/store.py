@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from flagstaff_core import DecodeError, decode_flag, decode_segment
+
 from flagstaff_server.delivery import sse
 from flagstaff_server.delivery.credential import Credentials, decode_credentials
 from flagstaff_server.delivery.fanout import Broadcaster
@@ -23,6 +25,19 @@ log = logging.getLogger(__name__)
 EnvironmentId = tuple[str, str]
 ItemCheck = Callable[[sse.ItemKind, dict[str, Any]], None]
 """Raises ValueError for an item the SDKs could not load (it is dropped, never served)."""
+
+
+def check_item(kind: sse.ItemKind, item: dict[str, Any]) -> None:
+    """The default check: the item must decode with the evaluation core, as SDKs will decode it."""
+    try:
+        if kind == "flag":
+            decode_flag(item)
+        else:
+            decode_segment(item)
+    except DecodeError as exc:
+        raise ValueError(f"{exc.path}: {exc.message}") from exc
+
+
 Outcome = Literal["applied", "stale", "invalid", "environment", "removed"]
 
 
