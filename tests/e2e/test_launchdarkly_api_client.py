@@ -1,0 +1,214 @@
+"""The official `launchdarkly-api` Python client against a running `flagstaff serve`: it creates a
+project and a flag, patches targeting with JSON Patch and with semantic patch, and reads the flag
+back. The client validates every response against LaunchDarkly's models, so a missing or
+mistyped field in our shapes fails here."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import launchdarkly_api
+import pytest
+from launchdarkly_api.api.feature_flags_api import FeatureFlagsApi
+from launchdarkly_api.api.projects_api import ProjectsApi
+from launchdarkly_api.api.segments_api import SegmentsApi
+from launchdarkly_api.exceptions import ApiException
+from launchdarkly_api.models.feature_flag import FeatureFlag
+from launchdarkly_api.models.feature_flag_body import FeatureFlagBody
+from launchdarkly_api.models.patch_operation import PatchOperation
+from launchdarkly_api.models.patch_with_comment import PatchWithComment
+from launchdarkly_api.models.project_post import ProjectPost
+from launchdarkly_api.models.segment_body import SegmentBody
+from launchdarkly_api.models.variation import Variation
+
+ADMIN_TOKEN = "e2e-admin-token"
+SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
+STARTUP_SECONDS = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`flagstaff serve` on a free port with a fresh SQLite data directory; yields its base URL."""
+    data_dir = tmp_path_factory.mktemp("flagstaff-e2e")
+    port = free_port()
+    log = (data_dir / "server.log").open("wb")
+    flagstaff = Path(sys.executable).with_name("flagstaff")
+    process = subprocess.Popen(
+        [str(flagstaff), "serve", "--port", str(port), "--data-dir", str(data_dir), "--no-demo"],
+        env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"flagstaff serve exited: {(data_dir / 'server.log').read_text()}")
+            try:
+                if httpx.get(f"{url}/status", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("flagstaff serve did not become ready")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def client(server: str) -> Iterator[launchdarkly_api.ApiClient]:
+    configuration = launchdarkly_api.Configuration(host=server)
+    configuration.api_key["ApiKey"] = ADMIN_TOKEN
+    with launchdarkly_api.ApiClient(configuration) as api_client:
+        yield api_client
+
+
+def semantic_patch(
+    client: launchdarkly_api.ApiClient, path: str, body: dict[str, object], model: str
+) -> object:
+    """Send a semantic patch through the client's own transport, auth and deserialisation: its
+    generated `patch_*` methods only accept JSON Patch bodies."""
+    request = client.param_serialize(
+        method="PATCH",
+        resource_path=path,
+        header_params={"Content-Type": SEMANTIC, "Accept": "application/json"},
+        body=body,
+        auth_settings=["ApiKey"],
+    )
+    response = client.call_api(*request)
+    response.read()
+    return client.response_deserialize(response, {"200": model}).data
+
+
+def test_client_creates_patches_and_reads_a_flag(client: launchdarkly_api.ApiClient) -> None:
+    project = ProjectsApi(client).post_project(ProjectPost(key="shop", name="Shop"))
+    assert project.key == "shop"
+
+    flags = FeatureFlagsApi(client)
+    created = flags.post_feature_flag(
+        "shop",
+        FeatureFlagBody(
+            key="checkout",
+            name="New checkout",
+            variations=[Variation(value=True, name="on"), Variation(value=False, name="off")],
+            tags=["release"],
+        ),
+    )
+    assert isinstance(created, FeatureFlag)
+    assert created.version == 1
+    assert created.environments is not None
+    assert created.environments["production"].on is False
+
+    patched = flags.patch_feature_flag(
+        "shop",
+        "checkout",
+        PatchWithComment(
+            comment="target the beta testers",
+            patch=[
+                PatchOperation(op="test", path="/_version", value=1),
+                PatchOperation(op="replace", path="/environments/production/on", value=True),
+                PatchOperation(
+                    op="add",
+                    path="/environments/production/targets/-",
+                    value={"variation": 0, "values": ["beta-1", "beta-2"]},
+                ),
+            ],
+        ),
+    )
+    assert patched.version == 2
+    production = patched.environments["production"]  # type: ignore[index]
+    assert production.on is True
+    assert production.targets is not None
+    assert production.targets[0].values == ["beta-1", "beta-2"]
+
+    off_id = created.variations[1].id
+    semantic = semantic_patch(
+        client,
+        "/api/v2/flags/shop/checkout",
+        {
+            "comment": "exclude one user, then add a rule",
+            "environmentKey": "production",
+            "instructions": [
+                {"kind": "addTargets", "variationId": off_id, "values": ["grumpy"]},
+                {
+                    "kind": "addRule",
+                    "variationId": off_id,
+                    "clauses": [
+                        {"attribute": "country", "op": "in", "values": ["FR"], "negate": False}
+                    ],
+                },
+            ],
+        },
+        "FeatureFlag",
+    )
+    assert isinstance(semantic, FeatureFlag)
+    assert semantic.version == 3
+
+    read = flags.get_feature_flag("shop", "checkout", env="production")
+    config = read.environments["production"]  # type: ignore[index]
+    assert config.on is True
+    assert config.targets is not None
+    assert {(target.variation, tuple(target.values)) for target in config.targets} == {
+        (0, ("beta-1", "beta-2")),
+        (1, ("grumpy",)),
+    }
+    assert config.rules is not None
+    assert config.rules[0].clauses[0].values == ["FR"]
+    assert config.rules[0].variation == 1
+
+    listed = flags.get_feature_flags("shop", tag="release")
+    assert [flag.key for flag in listed.items] == ["checkout"]
+
+
+def test_client_sees_version_conflicts_as_409(client: launchdarkly_api.ApiClient) -> None:
+    ProjectsApi(client).post_project(ProjectPost(key="race", name="Race"))
+    flags = FeatureFlagsApi(client)
+    flags.post_feature_flag("race", FeatureFlagBody(key="f", name="F"))
+    stale = PatchWithComment(
+        patch=[
+            PatchOperation(op="test", path="/_version", value=9),
+            PatchOperation(op="replace", path="/description", value="late"),
+        ]
+    )
+    with pytest.raises(ApiException) as raised:
+        flags.patch_feature_flag("race", "f", stale)
+    assert raised.value.status == 409
+
+
+def test_client_creates_and_patches_a_segment(client: launchdarkly_api.ApiClient) -> None:
+    ProjectsApi(client).post_project(ProjectPost(key="seg", name="Seg"))
+    segments = SegmentsApi(client)
+    created = segments.post_segment("seg", "production", SegmentBody(key="beta", name="Beta"))
+    assert created.key == "beta"
+    patched = segments.patch_segment(
+        "seg",
+        "production",
+        "beta",
+        PatchWithComment(patch=[PatchOperation(op="add", path="/included/-", value="u1")]),
+    )
+    assert patched.included == ["u1"]
+    read = segments.get_segment("seg", "production", "beta")
+    assert read.version == 2
