@@ -220,3 +220,14 @@ async def test_changes_lost_by_redis_come_from_the_outbox(
     async with aclosing(feed.subscribe(0)) as late:
         assert [c.seq for c in await take(late, 7)] == list(range(1, 8))
     await feed.aclose()
+
+
+async def test_a_foreign_entry_in_the_stream_is_replaced_by_the_outbox_change(
+    redis_rig: Rig, redis_stream: str
+) -> None:
+    redis_rig.commit("a")
+    with redis.Redis.from_url(REDIS_URL) as client:
+        client.xadd(redis_stream, {"junk": "1"}, id="2-0")
+    redis_rig.commit("b", announce=False)
+    async with aclosing(redis_rig.feed.subscribe(0)) as changes:
+        assert [(c.seq, c.key) for c in await take(changes, 2)] == [(1, "a"), (2, "b")]

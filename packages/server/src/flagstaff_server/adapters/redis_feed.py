@@ -143,7 +143,17 @@ class RedisChangeFeed:
                             # the outbox cannot fill the hole now; never skip past it
                             await asyncio.sleep(self._retry_delay)
                             break
-                    yield _decode(seq, fields)
+                    try:
+                        change = _decode(seq, fields)
+                    except (KeyError, ValueError) as exc:
+                        # not an entry we wrote: the outbox has the real change
+                        log.warning("unreadable entry %d on %s: %r", seq, self._stream, exc)
+                        found = await self._backlog(position, 1)
+                        if not found:
+                            await asyncio.sleep(self._retry_delay)
+                            break
+                        change = found[0]
+                    yield change
                     position = seq
         finally:
             await client.aclose()

@@ -63,9 +63,11 @@ def _sqlite_engine(url: URL) -> Engine:
         # The driver's own transaction handling is switched off so that BEGIN is ours.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+        # synchronous=FULL: a commit the API acknowledged (and whose seq delivery may have
+        # seen) survives a power loss, as on PostgreSQL; NORMAL could hand that seq out again
         for pragma in (
             "journal_mode=WAL",
-            "synchronous=NORMAL",
+            "synchronous=FULL",
             "foreign_keys=ON",
             f"busy_timeout={_BUSY_TIMEOUT_MS}",
         ):

@@ -52,6 +52,7 @@ class SqlStore:
         error here: the schema is brought up to date on the first use that reaches it (a
         delivery node must start while the database is down)."""
         self._engine = create_store_engine(url)
+        self._autocommit_reads = self._engine.dialect.name == "postgresql"
         self._pending_migration = migrate
         self._migration_lock = threading.Lock()
         try:
@@ -83,6 +84,10 @@ class SqlStore:
         try:
             with self._engine.connect() as connection:
                 connection.execution_options(**{WRITE_OPTION: not read_only})
+                if read_only and self._autocommit_reads:
+                    # each statement sees the latest commits under READ COMMITTED anyway, so
+                    # BEGIN/COMMIT would only add two round trips
+                    connection.execution_options(isolation_level="AUTOCOMMIT")
                 with connection.begin():
                     yield SqlUnitOfWork(connection, read_only=read_only)
         except _UNAVAILABLE as exc:
