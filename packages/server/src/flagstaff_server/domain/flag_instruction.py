@@ -35,7 +35,7 @@ from flagstaff_server.domain.instruction import (
     reorder_rules,
     update_clause,
 )
-from flagstaff_server.domain.validation import TOTAL_WEIGHT, FlagLookup
+from flagstaff_server.domain.validation import TOTAL_WEIGHT, FlagLookup, is_attribute_reference
 from flagstaff_server.errors import ValidationError
 
 USER = "user"
@@ -109,6 +109,8 @@ class _FlagEdit:
             raise instruction.error("invalid context kind", "rolloutContextKind")
         if instruction.has("rolloutBucketBy"):
             rollout["bucketBy"] = instruction.string("rolloutBucketBy")
+            if not is_attribute_reference(rollout["bucketBy"]):
+                raise instruction.error("invalid attribute reference", "rolloutBucketBy")
         return {"rollout": rollout}
 
 

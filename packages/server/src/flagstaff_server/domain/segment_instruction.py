@@ -27,7 +27,7 @@ from flagstaff_server.domain.instruction import (
     update_clause,
 )
 from flagstaff_server.domain.segment import fill_segment_ids
-from flagstaff_server.domain.validation import TOTAL_WEIGHT
+from flagstaff_server.domain.validation import TOTAL_WEIGHT, is_attribute_reference
 
 USER = "user"
 _Handler = Callable[[Document, Instruction, IdFactory], None]
@@ -104,9 +104,14 @@ def _add_rule(document: Document, instruction: Instruction, new_id: IdFactory) -
         rule["description"] = instruction.string("description")
     if instruction.has("weight"):
         rule["weight"] = _weight(instruction, "weight")
-    for given, stored in (("bucketBy", "bucketBy"), ("rolloutContextKind", "rolloutContextKind")):
-        if instruction.has(given):
-            rule[stored] = instruction.string(given)
+    if instruction.has("bucketBy"):
+        rule["bucketBy"] = instruction.string("bucketBy")
+        if not is_attribute_reference(rule["bucketBy"]):
+            raise instruction.error("invalid attribute reference", "bucketBy")
+    if instruction.has("rolloutContextKind"):
+        rule["rolloutContextKind"] = instruction.string("rolloutContextKind")
+        if not is_valid_context_kind(rule["rolloutContextKind"]):
+            raise instruction.error("invalid context kind", "rolloutContextKind")
     insert_rule(document["rules"], rule, instruction)
 
 
