@@ -24,6 +24,7 @@ DEFAULT_KEY_GRACE_SECONDS = 24 * 60 * 60
 
 ADMIN_TOKEN_ENV = "FLAGSTAFF_ADMIN_TOKEN"
 DATABASE_ENV = "FLAGSTAFF_DATABASE_URL"
+REDIS_ENV = "FLAGSTAFF_REDIS_URL"
 KEY_GRACE_ENV = "FLAGSTAFF_KEY_GRACE_SECONDS"
 
 
@@ -38,6 +39,8 @@ class Settings:
     data_dir: Path = Path("data")
     # None means the SQLite file `data_dir/flagstaff.db`.
     database_url: str | None = None
+    # None: the in-process change feed (one process); redis://...: Redis Streams (scale-out).
+    redis_url: str | None = None
     role: Role = "all"
     key_grace_seconds: int = DEFAULT_KEY_GRACE_SECONDS
     # The value of FLAGSTAFF_ADMIN_TOKEN: accepted as an unscoped admin access token.
@@ -54,6 +57,8 @@ class Settings:
             raise SettingsError(
                 f"key grace period must be zero or more seconds, got {self.key_grace_seconds}"
             )
+        if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://")):
+            raise SettingsError(f"the Redis URL must start with redis://, got {self.redis_url!r}")
         if self.admin_token is not None and not self.admin_token.strip():
             raise SettingsError(f"{ADMIN_TOKEN_ENV} is set but empty")
 
@@ -80,6 +85,8 @@ class Settings:
             values["admin_token"] = environ[ADMIN_TOKEN_ENV]
         if environ.get(DATABASE_ENV):
             values["database_url"] = environ[DATABASE_ENV]
+        if environ.get(REDIS_ENV):
+            values["redis_url"] = environ[REDIS_ENV]
         if environ.get(KEY_GRACE_ENV):
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
         values.update({name: value for name, value in given.items() if value is not None})

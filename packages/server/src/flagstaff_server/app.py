@@ -1,0 +1,219 @@
+"""The one composition root: settings → store → change feed → control plane → ASGI apps.
+
+`Flagstaff` builds every adapter and hands it in; nothing else constructs a store, a feed or an
+app. Its `asgi` callable is what uvicorn (or an in-process test client) serves: `/status`, the
+management API under `/api/`, and the delivery plane's paths, each mounted below in `mount_apps`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+from fastapi import FastAPI
+
+from flagstaff_server import demo
+from flagstaff_server.adapters.clock import system_clock
+from flagstaff_server.adapters.process_feed import InProcessChangeFeed
+from flagstaff_server.adapters.redis_feed import RedisChangeFeed
+from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
+from flagstaff_server.delivery import handles as delivery_handles
+from flagstaff_server.errors import FlagstaffError
+from flagstaff_server.http.api.application import build_api
+from flagstaff_server.http.root import RootApp, send_problem
+from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
+from flagstaff_server.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# A part that does not answer within this long counts as down in /status.
+STATUS_TIMEOUT_SECONDS = 2.0
+
+
+def version() -> str:
+    try:
+        return importlib.metadata.version("flagstaff-server")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def is_api_path(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
+
+
+class Flagstaff:
+    """The assembled server. `store`, `feed` and `clock` may be injected (tests); otherwise they
+    come from `settings` when `start` runs (opening a database blocks, so it is not done here)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        feed: ChangeFeed | None = None,
+        clock: Clock = system_clock,
+        announce: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.version = version()
+        self.announce = announce or log.info
+        self.store = store
+        self.feed = feed
+        self.plane: ControlPlane | None = None
+        self.api: FastAPI | None = None
+        self.delivery: DeliveryNode | None = None
+        self.ready = False
+        self.welcome: demo.Welcome | None = None
+        self.asgi = RootApp(self)
+        self.mount_apps()
+
+    # assembly ----------------------------------------------------------------------------------
+
+    def mount_apps(self) -> None:
+        """Mount order is dispatch order. Each plane's app is built at start; until then its paths
+        answer 503. Ingestion (event endpoints) mounts here too when it exists."""
+        if self.settings.serves_api:
+            self.asgi.mount(is_api_path, self.api_app)
+        if self.settings.serves_delivery:
+            self.asgi.mount(delivery_handles, self.delivery_app)
+
+    def open_store(self) -> Store:
+        if self.settings.database_url is None:
+            self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return SqlStore(self.settings.resolved_database_url)
+
+    def open_feed(self, store: Store) -> ChangeFeed:
+        if self.settings.redis_url:
+            return RedisChangeFeed(store, self.settings.redis_url)
+        return InProcessChangeFeed(store)
+
+    def environment_records(self) -> list[EnvironmentRecord]:
+        assert self.store is not None
+        with self.store.unit_of_work(read_only=True) as uow:
+            return uow.environments.list()
+
+    # lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.store is None:
+            self.store = await asyncio.to_thread(self.open_store)
+        if self.feed is None:
+            self.feed = self.open_feed(self.store)
+        self.plane = ControlPlane(
+            store=self.store,
+            feed=self.feed,
+            clock=self.clock,
+            key_grace=timedelta(seconds=self.settings.key_grace_seconds),
+            admin_token=self.settings.admin_token,
+        )
+        self.api = build_api(self.plane, version=self.version)
+        if self.settings.serves_api:
+            self.welcome = await asyncio.to_thread(demo.welcome, self.plane, self.settings)
+        if self.settings.serves_delivery:
+            self.delivery = DeliveryNode(
+                self.feed,
+                DeliveryConfig(data_dir=self.settings.data_dir / "delivery"),
+                environments=self.environment_records,
+            )
+            await self.delivery.start()
+        self.ready = True
+        for line in demo.banner(self.settings, self.welcome):
+            self.announce(line)
+
+    async def stop(self) -> None:
+        self.ready = False
+        if self.delivery is not None:
+            await self.delivery.stop()
+        if self.feed is not None:
+            await self.feed.aclose()
+        if self.store is not None:
+            self.store.close()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Flagstaff]:
+        """Started for the duration of the block (what the ASGI lifespan does under uvicorn)."""
+        await self.start()
+        try:
+            yield self
+        finally:
+            await self.stop()
+
+    # apps --------------------------------------------------------------------------------------
+
+    async def api_app(self, scope: Any, receive: Any, send: Any) -> None:
+        if not self.ready:
+            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
+            return
+        assert self.api is not None
+        await self.api(scope, receive, send)
+
+    async def delivery_app(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.delivery is None or not self.ready:
+            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
+            return
+        await self.delivery.app(scope, receive, send)
+
+    # status ------------------------------------------------------------------------------------
+
+    async def status(self) -> tuple[int, dict[str, Any]]:
+        """`GET /status`: 200 once started (healthy, or degraded when a part is down), else 503."""
+        parts: dict[str, dict[str, Any]] = {}
+        if self.store is not None:
+            parts["store"] = await self.check(self.store_status)
+        if self.feed is not None:
+            parts["changeFeed"] = await self.check(self.feed_status)
+        if self.settings.serves_api:
+            parts["api"] = {"status": "ok" if self.ready else "starting"}
+        if self.settings.serves_delivery:
+            parts["delivery"] = self.delivery_status()
+        healthy = self.ready and all(part["status"] == "ok" for part in parts.values())
+        body = {
+            "status": "healthy" if healthy else "degraded",
+            "ready": self.ready,
+            "version": self.version,
+            "role": self.settings.role,
+            "parts": parts,
+        }
+        return (200 if self.ready else 503), body
+
+    async def check(self, probe: Callable[[], Any]) -> dict[str, Any]:
+        try:
+            async with asyncio.timeout(STATUS_TIMEOUT_SECONDS):
+                result: dict[str, Any] = await probe()
+                return result
+        except TimeoutError:
+            return {"status": "down", "error": f"no answer within {STATUS_TIMEOUT_SECONDS}s"}
+        except FlagstaffError as exc:
+            return {"status": "down", "error": exc.message}
+
+    async def store_status(self) -> dict[str, Any]:
+        assert self.store is not None
+        await asyncio.to_thread(self.store.ping)
+        return {"status": "ok", "backend": getattr(self.store, "dialect", "memory")}
+
+    async def feed_status(self) -> dict[str, Any]:
+        assert self.feed is not None
+        latest = await self.feed.latest_seq()
+        kind = "redis" if isinstance(self.feed, RedisChangeFeed) else "in-process"
+        return {"status": "ok", "kind": kind, "latestSeq": latest}
+
+    def delivery_status(self) -> dict[str, Any]:
+        node = self.delivery
+        if node is None:
+            return {"status": "starting"}
+        ok = node.feed_connected and node.current
+        return {
+            "status": "ok" if ok else "degraded",
+            "feedConnected": node.feed_connected,
+            "current": node.current,
+            "position": node.position,
+            "environments": len(node.store.environments),
+        }

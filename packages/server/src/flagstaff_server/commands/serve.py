@@ -1,0 +1,145 @@
+"""`flagstaff serve`: run the server (management API, delivery, status) under uvicorn.
+
+Argument glue only: settings come from here and the environment, the server is assembled in
+`flagstaff_server.app`. uvicorn handles SIGTERM/SIGINT: it stops accepting, lets requests finish
+(long-lived streams for at most `--shutdown-seconds`), then runs the app's shutdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from flagstaff_server.app import Flagstaff
+from flagstaff_server.commands.error import CommandError
+from flagstaff_server.settings import (
+    ADMIN_TOKEN_ENV,
+    DATABASE_ENV,
+    DEFAULT_HOST,
+    DEFAULT_KEY_GRACE_SECONDS,
+    DEFAULT_PORT,
+    KEY_GRACE_ENV,
+    REDIS_ENV,
+    ROLES,
+    Settings,
+    SettingsError,
+)
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+Run Flagstaff: the management API (/api/v2), the SDK delivery endpoints and /status, in one
+process by default. The first start creates a demo project and, unless FLAGSTAFF_ADMIN_TOKEN is
+set, an admin access token that is printed once and saved to DATA_DIR/admin-token (mode 0600).
+"""
+
+EPILOG = f"""\
+environment: {ADMIN_TOKEN_ENV} (a value accepted as an admin access token), {DATABASE_ENV},
+{REDIS_ENV}, {KEY_GRACE_ENV}; command-line options win over them.
+exit status: 0 after a clean shutdown (SIGTERM or Ctrl-C); 1 when the server cannot start.
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="run the Flagstaff server",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"default {DEFAULT_HOST}")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path("data"),
+        help="SQLite database, delivery snapshots and admin-token file (default ./data)",
+    )
+    parser.add_argument(
+        "--database",
+        metavar="URL",
+        default=None,
+        help="sqlite:///PATH or postgresql://... (default: SQLite in DATA_DIR/flagstaff.db)",
+    )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        default=None,
+        help="redis://... for the change feed across processes (default: in-process)",
+    )
+    parser.add_argument(
+        "--role", choices=ROLES, default="all", help="which planes this process serves"
+    )
+    parser.add_argument(
+        "--key-grace-seconds",
+        type=int,
+        default=None,
+        help=f"how long a reset SDK/mobile key keeps working (default {DEFAULT_KEY_GRACE_SECONDS})",
+    )
+    parser.add_argument(
+        "--no-demo", action="store_true", help="do not create the demo project at first start"
+    )
+    parser.add_argument(
+        "--shutdown-seconds",
+        type=float,
+        default=5.0,
+        help="on shutdown, wait this long for open connections (streams) before closing them",
+    )
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
+    parser.set_defaults(run=run)
+
+
+def note_stop_signal(signum: int, frame: object) -> None:
+    log.info("%s handled: the server has shut down", signal.Signals(signum).name)
+
+
+def announce(line: str) -> None:
+    print(line, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = Settings.from_env(
+            host=args.host,
+            port=args.port,
+            data_dir=args.data_dir,
+            database_url=args.database,
+            redis_url=args.redis,
+            role=args.role,
+            key_grace_seconds=args.key_grace_seconds,
+            seed_demo=False if args.no_demo else None,
+        )
+    except SettingsError as exc:
+        raise CommandError(str(exc), exit_code=2) from exc
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    server = Flagstaff(settings, announce=announce)
+    config = uvicorn.Config(
+        server.asgi,
+        host=settings.host,
+        port=settings.port,
+        loop="uvloop" if sys.platform != "win32" else "asyncio",
+        http="httptools",
+        lifespan="on",
+        log_level=args.log_level,
+        timeout_graceful_shutdown=args.shutdown_seconds,
+        access_log=args.log_level == "debug",
+    )
+    uvicorn_server = uvicorn.Server(config)
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler
+    # that was installed before it; with this one the process ends with status 0 instead of
+    # being killed by that signal after a clean shutdown.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, note_stop_signal)
+    uvicorn_server.run()
+    if not uvicorn_server.started:
+        raise CommandError("the server did not start (see the log above)")
+    return 0

@@ -1,0 +1,67 @@
+"""Shared by the platform API tests: the admin token, a settable clock and request shortcuts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+ADMIN_TOKEN = "platform-admin-token"
+ADMIN = {"Authorization": ADMIN_TOKEN}
+PROBLEM = "application/problem+json"
+
+
+@dataclass
+class FakeClock:
+    """Time that moves only when a test says so."""
+
+    now: datetime = field(default_factory=lambda: datetime(2026, 1, 1, tzinfo=UTC))
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+    @property
+    def millis(self) -> int:
+        return int(self.now.timestamp() * 1000)
+
+
+def problem(response: httpx.Response, status: int) -> dict[str, Any]:
+    """The problem-JSON body of an error answer, after checking its status and shape."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith(PROBLEM)
+    body: dict[str, Any] = response.json()
+    assert body["status"] == status
+    assert body["code"]
+    assert body["message"] == body["detail"]
+    assert body["type"].startswith("urn:flagstaff:problem:")
+    return body
+
+
+async def create_project(
+    client: httpx.AsyncClient, key: str, headers: dict[str, str] = ADMIN, **body: Any
+) -> dict[str, Any]:
+    response = await client.post(
+        "/api/v2/projects", json={"key": key, "name": key.title(), **body}, headers=headers
+    )
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+async def create_token(
+    client: httpx.AsyncClient, role: str, *, project: str | None = None, env: str | None = None
+) -> str:
+    body: dict[str, Any] = {"name": f"{role} token", "role": role}
+    if project is not None:
+        body["projectKey"] = project
+    if env is not None:
+        body["environmentKey"] = env
+    response = await client.post("/api/v2/tokens", json=body, headers=ADMIN)
+    assert response.status_code == 201, response.text
+    secret: str = response.json()["token"]
+    return secret

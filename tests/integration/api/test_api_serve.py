@@ -1,0 +1,81 @@
+"""`flagstaff serve` as a real process on a real socket: it starts on a fresh data directory, prints
+where to go, answers with the admin token it printed, and exits cleanly on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+FLAGSTAFF = Path(sys.executable).with_name("flagstaff")
+START_DEADLINE_SECONDS = 60.0
+STOP_DEADLINE_SECONDS = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_until_ready(process: subprocess.Popen[str], url: str) -> httpx.Response:
+    deadline = time.monotonic() + START_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"flagstaff serve exited early with {process.returncode}")
+        try:
+            response = httpx.get(url, timeout=2.0)
+            if response.status_code == 200:
+                return response
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"{url} was not ready within {START_DEADLINE_SECONDS}s")
+
+
+@pytest.mark.slow
+def test_serve_starts_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
+    process = subprocess.Popen(
+        [str(FLAGSTAFF), "serve", "--port", str(port), "--data-dir", str(tmp_path / "data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=environ,
+    )
+    try:
+        status = wait_until_ready(process, f"{base}/status").json()
+        assert status["ready"] is True
+        assert status["parts"]["store"]["backend"] == "sqlite"
+        secret = (tmp_path / "data" / "admin-token").read_text().strip()
+        projects = httpx.get(f"{base}/api/v2/projects", headers={"Authorization": secret})
+        assert projects.status_code == 200
+        assert [item["key"] for item in projects.json()["items"]] == ["demo"]
+        environment = httpx.get(
+            f"{base}/api/v2/projects/demo/environments/production",
+            headers={"Authorization": f"Bearer {secret}"},
+        ).json()
+        sdk = httpx.get(f"{base}/sdk/latest-all", headers={"Authorization": environment["apiKey"]})
+        assert sdk.status_code == 200
+        assert sdk.json()["flags"]
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=STOP_DEADLINE_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, output
+    assert secret in output
+    assert environment["apiKey"] in output
+    assert f"running at {base}" in output
+    assert "Application shutdown complete" in output
