@@ -97,7 +97,9 @@ def serve_flagstaff(port: int) -> None:
         )
         await uvicorn.Server(config).serve()
 
-    asyncio.run(main())
+    import uvloop
+
+    uvloop.run(main())
 
 
 def _body() -> bytes:
