@@ -258,3 +258,17 @@ def test_present_flag_is_readable_by_the_official_api_client(flag: dict[str, Any
     assert parsed.environments is not None
     assert parsed.environments["production"].rules is not None
     assert parsed.environments["production"].rules[0].id == "rule-1"
+
+
+def test_json_patch_may_copy_from_but_not_move_read_only_fields(
+    flag: dict[str, Any], new_id: IdFactory
+) -> None:
+    copied = apply_flag_json_patch(
+        flag, [{"op": "copy", "from": "/key", "path": "/description"}], new_id=new_id
+    )
+    assert copied["description"] == "flag-a"
+    with pytest.raises(ValidationError) as raised:
+        apply_flag_json_patch(
+            flag, [{"op": "move", "from": "/key", "path": "/description"}], new_id=new_id
+        )
+    assert raised.value.path == "/key"

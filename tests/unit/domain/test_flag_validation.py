@@ -434,3 +434,25 @@ def test_timestamp_syntax(value: Any, valid: bool) -> None:
 )
 def test_attribute_reference_syntax(text: str, valid: bool) -> None:
     assert is_attribute_reference(text) is valid
+
+
+def test_prerequisite_cycles_are_refused(flag: dict[str, Any], make_flag: Any) -> None:
+    middle = make_flag(key="middle")
+    last = make_flag(key="last")
+    middle["environments"]["production"]["prerequisites"] = [{"key": "last", "variation": 0}]
+    last["environments"]["production"]["prerequisites"] = [{"key": "flag-a", "variation": 0}]
+    lookup = {"middle": middle, "last": last}.get
+    flag["environments"]["production"]["prerequisites"] = [{"key": "middle", "variation": 1}]
+    with pytest.raises(ValidationError) as raised:
+        validate_flag_document(flag, flag_lookup=lookup)
+    assert raised.value.path == f"{P}/prerequisites/0/key"
+    assert "cycle" in raised.value.message
+
+
+def test_a_chain_into_another_environment_is_not_a_cycle(
+    flag: dict[str, Any], make_flag: Any
+) -> None:
+    other = make_flag(key="other")
+    other["environments"]["test"]["prerequisites"] = [{"key": "flag-a", "variation": 0}]
+    flag["environments"]["production"]["prerequisites"] = [{"key": "other", "variation": 1}]
+    validate_flag_document(flag, flag_lookup={"other": other}.get)

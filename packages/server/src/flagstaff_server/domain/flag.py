@@ -289,7 +289,8 @@ def apply_flag_json_patch(
         op = operation.get("op") if isinstance(operation, dict) else None
         if op == "test":
             continue
-        for member in ("path", "from"):
+        # reading from a read-only member (copy) is fine; moving it away is not
+        for member in ("path", "from") if op == "move" else ("path",):
             text = operation.get(member) if isinstance(operation, dict) else None
             if isinstance(text, str):
                 _check_writable_flag_path(parse_pointer(text, at=f"/{index}/{member}"), index, text)

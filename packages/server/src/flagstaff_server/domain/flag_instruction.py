@@ -284,13 +284,18 @@ def _context_kind(instruction: Instruction) -> str:
 def _add_target_values(
     config: dict[str, Any], kind: str, variation: int, values: list[str], instruction: Instruction
 ) -> None:
+    targeted = {
+        key: target["variation"]
+        for target in _target_lists(config, kind)
+        if target.get("variation") != variation
+        for key in target.get("values", [])
+    }
     for position, value in enumerate(values):
-        for target in _target_lists(config, kind):
-            if target.get("variation") != variation and value in target.get("values", []):
-                raise instruction.error(
-                    f"{kind} key {value!r} is already targeted by variation {target['variation']}",
-                    f"values/{position}",
-                )
+        if value in targeted:
+            raise instruction.error(
+                f"{kind} key {value!r} is already targeted by variation {targeted[value]}",
+                f"values/{position}",
+            )
     entry = next((t for t in _target_lists(config, kind) if t.get("variation") == variation), None)
     if entry is None:
         entry = {"values": [], "variation": variation}
@@ -299,8 +304,10 @@ def _add_target_values(
         else:
             entry["contextKind"] = kind
             config["contextTargets"].append(entry)
+    present = set(entry["values"])
     for value in values:
-        if value not in entry["values"]:
+        if value not in present:
+            present.add(value)
             entry["values"].append(value)
     _sync_user_markers(config)
 
@@ -310,8 +317,9 @@ def _remove_target_values(
 ) -> None:
     for target in _target_lists(config, kind):
         if variation is None or target.get("variation") == variation:
+            unwanted = set(values or ())
             target["values"] = [
-                v for v in target.get("values", []) if values is not None and v not in values
+                v for v in target.get("values", []) if values is not None and v not in unwanted
             ]
     config["targets"] = [t for t in config["targets"] if t.get("values")]
     config["contextTargets"] = [

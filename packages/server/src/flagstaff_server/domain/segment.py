@@ -86,7 +86,7 @@ def apply_segment_json_patch(
     for index, operation in enumerate(operations):
         if not isinstance(operation, dict) or operation.get("op") == "test":
             continue
-        for member in ("path", "from"):
+        for member in ("path", "from") if operation.get("op") == "move" else ("path",):
             text = operation.get(member)
             if isinstance(text, str):
                 tokens = parse_pointer(text, at=f"/{index}/{member}")

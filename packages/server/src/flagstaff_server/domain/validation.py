@@ -198,6 +198,7 @@ class _FlagValidator:
         self.flag_lookup = flag_lookup
         self.variation_count = 0
         self.key = ""
+        self.environment_key = ""
 
     def validate(self) -> None:
         document = require_object(self.document, "")
@@ -224,6 +225,7 @@ class _FlagValidator:
         self._validate_custom_properties(document)
         environments = require_object(document.get("environments", {}), "/environments")
         for env_key, config in environments.items():
+            self.environment_key = env_key
             self._validate_environment(config, pointer("environments", env_key))
 
     def _validate_variations(self, document: Document) -> None:
@@ -459,6 +461,34 @@ class _FlagValidator:
                     f"(it has {count})",
                     path=f"{item_path}/variation",
                 )
+            if self._leads_back(key):
+                raise ValidationError(
+                    f"prerequisite {key!r} leads back to {self.key!r}: "
+                    "prerequisites cannot form a cycle",
+                    path=f"{item_path}/key",
+                )
+
+    def _leads_back(self, start: str) -> bool:
+        """Whether following prerequisites from flag `start` (in the same environment) reaches
+        this flag; iterative, as chains of flags may be long."""
+        assert self.flag_lookup is not None
+        env_key = self.environment_key
+        pending, seen = [start], set()
+        while pending:
+            key = pending.pop()
+            if key == self.key:
+                return True
+            if key in seen:
+                continue
+            seen.add(key)
+            other = self.flag_lookup(key)
+            config = (other or {}).get("environments", {}).get(env_key) or {}
+            pending.extend(
+                str(item.get("key"))
+                for item in config.get("prerequisites", [])
+                if isinstance(item, dict)
+            )
+        return False
 
 
 class _SegmentValidator:
