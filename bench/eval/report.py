@@ -100,6 +100,9 @@ def build_document(
                         "flagstaff": mine,
                         "peer": peer,
                         "median_ratio": round(ratio(result, mine, peer), 3),
+                        "min_ratio": round(
+                            result.timings[peer].min_ns / result.timings[mine].min_ns, 3
+                        ),
                         "meets_goal": ratio(result, mine, peer) >= GOAL_RATIO,
                     }
                     for mine, peer in pairs
