@@ -13,15 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from flagstaff_server.services import imports, projects, tokens
-from flagstaff_server.services.access import Actor
+from flagstaff_server.services.access import SYSTEM
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.settings import ADMIN_TOKEN_ENV, Settings
 
 PROJECT = "demo"
 ENVIRONMENT = "production"
 ADMIN_TOKEN_FILE = "admin-token"
-# Who made the first-start changes, as the audit log names it.
-SYSTEM = Actor(token_id="flagstaff-first-start", name="flagstaff (first start)", role="admin")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

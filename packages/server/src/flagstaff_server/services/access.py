@@ -63,6 +63,10 @@ class Actor:
         return environment == self.environment
 
 
+# The server itself, for what it does unasked at first start (demo project, first admin token).
+SYSTEM = Actor(token_id="flagstaff", name="Flagstaff (first start)", role="admin")
+
+
 def authorize(
     actor: Actor, role: Role, *, project: str | None = None, environment: str | None = None
 ) -> None:

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from flagstaff_server.errors import NotFound
-from flagstaff_server.services.access import ADMIN_TOKEN_ID, ADMIN_TOKEN_NAME, Actor, authorize
+from flagstaff_server.services.access import (
+    ADMIN_TOKEN_ID,
+    ADMIN_TOKEN_NAME,
+    SYSTEM,
+    Actor,
+    authorize,
+)
 from flagstaff_server.services.plane import ControlPlane, epoch_millis, from_epoch_millis
 from flagstaff_server.services.ports import AuditEntry, JsonObject, UnitOfWork
 
@@ -71,6 +77,7 @@ def name_of(entry: AuditEntry) -> str:
 def token_names(uow: UnitOfWork) -> dict[str, str]:
     names = {record.id: record.name for record in uow.tokens.list()}
     names[ADMIN_TOKEN_ID] = ADMIN_TOKEN_NAME
+    names[SYSTEM.token_id] = SYSTEM.name
     return names
 
 

@@ -7,7 +7,6 @@ answer. Nothing else in the process knows FastAPI.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,15 +14,21 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from flagstaff_server.http import problem
-from flagstaff_server.http.api import audit_log, environments, projects, schema, tokens
+from flagstaff_server.http.api import (
+    audit_log,
+    environments,
+    flags,
+    imports,
+    projects,
+    schema,
+    segments,
+    tokens,
+)
 from flagstaff_server.http.api.content import require_json_body
 from flagstaff_server.services.plane import ControlPlane
 
 PREFIX = "/api/v2"
 OPENAPI_PATH = f"{PREFIX}/openapi.json"
-
-# Routers of the flags and segments use cases, added when their modules are installed.
-PLUGGABLE = ("flags", "segments", "imports")
 
 ERROR_STATUSES = {
     "400": "Invalid request: the body, a parameter or the resulting data is invalid; `path` "
@@ -38,16 +43,15 @@ ERROR_STATUSES = {
 
 
 def routers() -> Sequence[APIRouter]:
-    found = [projects.router, environments.router, tokens.router, audit_log.router]
-    for name in PLUGGABLE:
-        try:
-            module = importlib.import_module(f"flagstaff_server.http.api.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"flagstaff_server.http.api.{name}":
-                raise
-            continue
-        found.append(module.router)
-    return found
+    return [
+        projects.router,
+        environments.router,
+        flags.router,
+        segments.router,
+        imports.router,
+        tokens.router,
+        audit_log.router,
+    ]
 
 
 def document(app: FastAPI) -> dict[str, Any]:
