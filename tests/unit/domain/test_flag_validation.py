@@ -111,6 +111,11 @@ CASES: list[tuple[str, Edit, str]] = [
         f"{P}/contextTargets/1/values/1",
     ),
     (
+        "org kind in user targets",
+        _set(f"{P}/targets/0/contextKind", "org"),
+        f"{P}/targets/0/contextKind",
+    ),
+    (
         "context target without kind",
         _delete(f"{P}/contextTargets/1/contextKind"),
         f"{P}/contextTargets/1/contextKind",

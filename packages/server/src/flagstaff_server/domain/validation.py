@@ -335,6 +335,11 @@ class _FlagValidator:
                         raise ValidationError(
                             f"invalid context kind {kind!r}", path=f"{target_path}/contextKind"
                         )
+                    if self.strict and list_name == "targets" and kind != "user":
+                        raise ValidationError(
+                            "'targets' holds user keys; other kinds belong in 'contextTargets'",
+                            path=f"{target_path}/contextKind",
+                        )
                 if not self.strict:
                     continue
                 for value_index, value in enumerate(values):
