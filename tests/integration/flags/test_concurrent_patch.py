@@ -163,3 +163,40 @@ async def test_ten_sequential_version_tests_each_see_the_previous(
         assert response.status_code == 200, response.text
     final = (await api.get(f"/api/v2/flags/{PROJECT}/steady")).json()
     assert final["_version"] == WRITERS + 1
+
+
+async def test_concurrent_patches_without_version_test_all_apply(
+    racing_api: tuple[httpx.AsyncClient, ControlPlane],
+) -> None:
+    """Writers that test no version lose no edit: a lost compare-and-set is re-applied."""
+    api, plane = racing_api
+    project = api.headers["X-Test-Project"]
+    created = await api.post(f"/api/v2/flags/{project}", json={"key": "crowd", "name": "crowd"})
+    true_id = created.json()["variations"][0]["_id"]
+
+    async def add_target(writer: int) -> httpx.Response:
+        return await patch(
+            api,
+            f"/api/v2/flags/{project}/crowd",
+            {
+                "environmentKey": "test",
+                "instructions": [
+                    {"kind": "addTargets", "variationId": true_id, "values": [f"user-{writer}"]}
+                ],
+            },
+            semantic=True,
+        )
+
+    responses = await asyncio.gather(*(add_target(writer) for writer in range(WRITERS)))
+    assert [r.status_code for r in responses] == [200] * WRITERS, [
+        r.text for r in responses if r.status_code != 200
+    ]
+    flag = (await api.get(f"/api/v2/flags/{project}/crowd")).json()
+    targets = flag["environments"]["test"]["targets"]
+    assert sorted(targets[0]["values"]) == sorted(f"user-{w}" for w in range(WRITERS))
+    assert flag["_version"] == WRITERS + 1
+    with plane.read() as uow:
+        versions = [
+            c.version for c in uow.changes.since(0) if c.key == "crowd" and c.environment == "test"
+        ]
+    assert versions == list(range(1, WRITERS + 2))

@@ -6,6 +6,7 @@
     ├── Conflict                  409
     │   ├── AlreadyExists               a key is taken
     │   └── VersionConflict             an optimistic-concurrency check failed
+    │       └── LostRace                    another writer committed between read and write
     ├── InvalidInput              400  malformed request
     │   └── ValidationError             invalid data at a JSON pointer `path`
     ├── Unauthorized              401  no valid credential
@@ -42,6 +43,11 @@ class AlreadyExists(Conflict):
 
 class VersionConflict(Conflict):
     code = "optimistic_locking_error"
+
+
+class LostRace(VersionConflict):
+    """The store's compare-and-set failed although the caller asked for no particular version:
+    use cases retry these (re-reading and re-applying), so only exhausted retries answer 409."""
 
 
 class InvalidInput(FlagstaffError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flagstaff_server.domain import (
     FlagLookup,
@@ -23,11 +23,12 @@ from flagstaff_server.domain import (
     to_sdk_flag,
     validate_flag_document,
 )
-from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
+from flagstaff_server.errors import AlreadyExists, LostRace, NotFound, VersionConflict
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import FlagRecord, JsonObject, UnitOfWork
+from flagstaff_server.services.race import retry_lost_races
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 1000
@@ -192,7 +193,14 @@ def edited_document(tx: Transaction, record: FlagRecord, request: EditRequest) -
 def patch_flag(
     plane: ControlPlane, actor: Actor, project: str, key: str, request: EditRequest
 ) -> JsonObject:
-    """Apply one PATCH all-or-nothing; a stale `expected_version` or `/_version` test is a 409."""
+    """Apply one PATCH all-or-nothing; a stale `expected_version` or `/_version` test is a 409.
+    A write that loses to a concurrent one is re-applied to the winner's state."""
+    return retry_lost_races(lambda: try_patch_flag(plane, actor, project, key, request))
+
+
+def try_patch_flag(
+    plane: ControlPlane, actor: Actor, project: str, key: str, request: EditRequest
+) -> JsonObject:
     with plane.write(actor) as tx:
         record = get_record(tx.uow, project, key)
         if request.expected_version is not None and request.expected_version != record.version:
@@ -210,10 +218,7 @@ def patch_flag(
             return present_flag(record.doc, project_key=project)
         document = bump.document
         check_scope(actor, project, record.doc, document, bump.changed_environments)
-        tx.uow.flags.replace(
-            FlagRecord(project=project, key=key, version=int(document["_version"]), doc=document),
-            expected_version=record.version,
-        )
+        store_flag(tx, record, document)
         tx.audit(
             kind="flag",
             resource=resource_of(project, key),
@@ -226,6 +231,17 @@ def patch_flag(
         for environment in bump.changed_environments:
             announce(tx, project, document, environment)
     return present_flag(document, project_key=project)
+
+
+def store_flag(tx: Transaction, record: FlagRecord, document: JsonObject) -> None:
+    """Compare-and-set the edited flag; losing to a concurrent writer is a `LostRace`."""
+    try:
+        tx.uow.flags.replace(
+            replace(record, version=int(document["_version"]), doc=document),
+            expected_version=record.version,
+        )
+    except VersionConflict as exc:
+        raise LostRace(f"flag {record.key!r} changed while this edit was applied") from exc
 
 
 def check_scope(
@@ -249,7 +265,10 @@ def check_scope(
 
 def remove(tx: Transaction, record: FlagRecord, *, comment: str | None, patch: object) -> None:
     """Delete the flag and tell delivery, in every environment, with a version above the last."""
-    tx.uow.flags.delete(record.project, record.key, expected_version=record.version)
+    try:
+        tx.uow.flags.delete(record.project, record.key, expected_version=record.version)
+    except VersionConflict as exc:
+        raise LostRace(f"flag {record.key!r} changed while it was deleted") from exc
     tx.audit(
         kind="flag",
         resource=resource_of(record.project, record.key),
@@ -270,5 +289,8 @@ def remove(tx: Transaction, record: FlagRecord, *, comment: str | None, patch: o
 
 
 def delete_flag(plane: ControlPlane, actor: Actor, project: str, key: str) -> None:
-    with plane.write(actor) as tx:
-        remove(tx, get_record(tx.uow, project, key), comment=None, patch=None)
+    def attempt() -> None:
+        with plane.write(actor) as tx:
+            remove(tx, get_record(tx.uow, project, key), comment=None, patch=None)
+
+    retry_lost_races(attempt)

@@ -7,6 +7,7 @@ audit entry and a change record carrying the SDK segment (None when deleted). No
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 from flagstaff_server.domain import (
     apply_segment_json_patch,
@@ -18,11 +19,12 @@ from flagstaff_server.domain import (
     to_sdk_segment,
     validate_segment_document,
 )
-from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
+from flagstaff_server.errors import AlreadyExists, LostRace, NotFound, VersionConflict
 from flagstaff_server.services.access import Actor
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import JsonObject, SegmentRecord, UnitOfWork
+from flagstaff_server.services.race import retry_lost_races
 
 DEFAULT_LIMIT = 20
 
@@ -137,7 +139,21 @@ def patch_segment(
     key: str,
     request: EditRequest,
 ) -> JsonObject:
-    """Apply one PATCH all-or-nothing; a stale `expected_version` or `/version` test is a 409."""
+    """Apply one PATCH all-or-nothing; a stale `expected_version` or `/version` test is a 409.
+    A write that loses to a concurrent one is re-applied to the winner's state."""
+    return retry_lost_races(
+        lambda: try_patch_segment(plane, actor, project, environment, key, request)
+    )
+
+
+def try_patch_segment(
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    environment: str,
+    key: str,
+    request: EditRequest,
+) -> JsonObject:
     with plane.write(actor) as tx:
         record = get_record(tx.uow, project, environment, key)
         if request.expected_version is not None and request.expected_version != record.version:
@@ -151,16 +167,13 @@ def patch_segment(
         document = bump.document
         if not bump.changed:
             return present_segment(record.doc, project_key=project, environment_key=environment)
-        tx.uow.segments.replace(
-            SegmentRecord(
-                project=project,
-                environment=environment,
-                key=key,
-                version=int(document["version"]),
-                doc=document,
-            ),
-            expected_version=record.version,
-        )
+        try:
+            tx.uow.segments.replace(
+                replace(record, version=int(document["version"]), doc=document),
+                expected_version=record.version,
+            )
+        except VersionConflict as exc:
+            raise LostRace(f"segment {key!r} changed while this edit was applied") from exc
         tx.audit(
             kind="segment",
             resource=resource_of(project, environment, key),
