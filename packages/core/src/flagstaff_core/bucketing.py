@@ -5,9 +5,12 @@ A bucket is a float in [0, 1) derived from a precomputed prefix and the context'
 
 from __future__ import annotations
 
+import struct
 from hashlib import sha1
 
 _SCALE = float(0xFFFFFFFFFFFFFFF)
+# The first 15 hex digits of the digest are the top 60 bits of its first 8 bytes.
+_FIRST_EIGHT_BYTES = struct.Struct(">Q").unpack_from
 
 
 def bucket_prefix(key: str, salt: str, seed: int | None) -> str:
@@ -19,13 +22,12 @@ def bucket_prefix(key: str, salt: str, seed: int | None) -> str:
 
 def bucket(prefix: str, value: object) -> float:
     """Bucket of a context value: strings as-is, integers as decimal digits, anything else 0."""
-    kind = type(value)
-    if kind is str:
+    if type(value) is str:
         text = value
-    elif kind is int:
+    elif type(value) is int:
         text = str(value)
     else:
         return 0.0
-    digest = sha1(f"{prefix}{text}".encode(), usedforsecurity=False).digest()
-    # The first 15 hex digits of the digest are its top 60 bits.
-    return (int.from_bytes(digest[:8], "big") >> 4) / _SCALE
+    digest = sha1((prefix + text).encode(), usedforsecurity=False).digest()
+    top: int = _FIRST_EIGHT_BYTES(digest)[0]
+    return (top >> 4) / _SCALE

@@ -74,3 +74,43 @@ class PrerequisiteEvaluation:
     @property
     def force_reason(self) -> bool:
         return self.evaluation.force_reason
+
+
+# Building frozen dataclasses through their slot descriptors skips the per-field
+# `object.__setattr__` of the generated __init__; evaluation builds these on its hot path.
+_new = object.__new__
+_set_flag = getattr(Evaluation, "flag").__set__  # noqa: B009 - the slot descriptor, not a value
+_set_detail = getattr(Evaluation, "detail").__set__  # noqa: B009
+_set_track_events = getattr(Evaluation, "track_events").__set__  # noqa: B009
+_set_force_reason = getattr(Evaluation, "force_reason").__set__  # noqa: B009
+_set_prerequisites = getattr(Evaluation, "prerequisites").__set__  # noqa: B009
+_set_prerequisite_keys = getattr(Evaluation, "prerequisite_keys").__set__  # noqa: B009
+_set_prereq_of = getattr(PrerequisiteEvaluation, "prereq_of").__set__  # noqa: B009
+_set_evaluation = getattr(PrerequisiteEvaluation, "evaluation").__set__  # noqa: B009
+
+
+def build_evaluation(
+    flag: Flag | None,
+    detail: EvaluationDetail,
+    track_events: bool,
+    force_reason: bool,
+    prerequisites: tuple[PrerequisiteEvaluation, ...],
+    prerequisite_keys: tuple[str, ...],
+) -> Evaluation:
+    """`Evaluation(...)` for hot paths."""
+    evaluation: Evaluation = _new(Evaluation)
+    _set_flag(evaluation, flag)
+    _set_detail(evaluation, detail)
+    _set_track_events(evaluation, track_events)
+    _set_force_reason(evaluation, force_reason)
+    _set_prerequisites(evaluation, prerequisites)
+    _set_prerequisite_keys(evaluation, prerequisite_keys)
+    return evaluation
+
+
+def build_prerequisite_evaluation(prereq_of: str, evaluation: Evaluation) -> PrerequisiteEvaluation:
+    """`PrerequisiteEvaluation(...)` for hot paths."""
+    prerequisite: PrerequisiteEvaluation = _new(PrerequisiteEvaluation)
+    _set_prereq_of(prerequisite, prereq_of)
+    _set_evaluation(prerequisite, evaluation)
+    return prerequisite

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from flagstaff_core.big_segment import BigSegmentMembership
 from flagstaff_core.context import Context
-from flagstaff_core.evaluation import Evaluation
+from flagstaff_core.evaluation import Evaluation, build_evaluation
 from flagstaff_core.model import Flag, FlagData
 from flagstaff_core.reason import ErrorKind, EvaluationDetail, Reason
 from flagstaff_core.scope import MalformedFlagError, Scope
@@ -50,23 +50,21 @@ def evaluate(
     except MalformedFlagError:
         evaluation = flag._malformed
         scope.big_segments_status = None  # as the official SDKs: an error carries no status
-    if (
-        not scope.prerequisites
-        and not scope.prerequisite_keys
-        and scope.big_segments_status is None
-    ):
+    status = scope.big_segments_status
+    prerequisites = scope.prerequisites
+    if prerequisites is None and status is None:
         return evaluation
     detail = evaluation.detail
-    if scope.big_segments_status is not None:
-        reason = replace(detail.reason, big_segments_status=scope.big_segments_status)
+    if status is not None:
+        reason = replace(detail.reason, big_segments_status=status)
         detail = EvaluationDetail(detail.value, detail.variation_index, reason)
-    return Evaluation(
-        flag=flag,
-        detail=detail,
-        track_events=evaluation.track_events,
-        force_reason=evaluation.force_reason,
-        prerequisites=tuple(scope.prerequisites),
-        prerequisite_keys=tuple(scope.prerequisite_keys),
+    return build_evaluation(
+        flag,
+        detail,
+        evaluation.track_events,
+        evaluation.force_reason,
+        () if prerequisites is None else tuple(prerequisites),
+        () if scope.prerequisite_keys is None else tuple(scope.prerequisite_keys),
     )
 
 

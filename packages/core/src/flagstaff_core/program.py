@@ -15,7 +15,7 @@ from flagstaff_core.attribute import parse_attribute
 from flagstaff_core.bucketing import bucket, bucket_prefix
 from flagstaff_core.clause import Matcher, compile_clause, compile_clauses
 from flagstaff_core.context import DEFAULT_KIND
-from flagstaff_core.evaluation import Evaluation, PrerequisiteEvaluation
+from flagstaff_core.evaluation import Evaluation, build_prerequisite_evaluation
 from flagstaff_core.reason import (
     BigSegmentsStatus,
     ErrorKind,
@@ -269,26 +269,31 @@ def _compile_prerequisites(
 
     def check(context: Context, scope: Scope) -> Evaluation | None:
         stack = scope.flag_stack
-        direct = scope.depth == 0
+        direct_keys = None
+        if stack is None:
+            stack = scope.flag_stack = []
+            direct_keys = scope.prerequisite_keys = []
+            scope.prerequisites = []
+        evaluated = scope.prerequisites
+        assert evaluated is not None  # created with the stack
+        flags = scope.flags
         stack.append(flag_key)
-        scope.depth += 1
         try:
             for key, variation, failure in checks:
                 if key in stack:
                     raise MalformedFlagError(f"prerequisite cycle through {key!r}")
-                if direct:
-                    scope.prerequisite_keys.append(key)
-                prerequisite = scope.flags.get(key)
+                if direct_keys is not None:
+                    direct_keys.append(key)
+                prerequisite = flags.get(key)
                 if prerequisite is None:
                     return failure
                 evaluation = prerequisite._run(context, scope)
-                scope.prerequisites.append(PrerequisiteEvaluation(flag_key, evaluation))
+                evaluated.append(build_prerequisite_evaluation(flag_key, evaluation))
                 if not prerequisite.on or evaluation.detail.variation_index != variation:
                     return failure
             return None
         finally:
             stack.pop()
-            scope.depth -= 1
 
     return check
 

@@ -1,6 +1,7 @@
 """Per-evaluation working state: data to resolve references, cycle guards, collected results.
 
 Created only for flags that reference other flags or segments; never outlives one evaluation.
+Lists are created on first use so a flag that only matches segments pays for none of them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ class Scope:
     __slots__ = (
         "big_segments",
         "big_segments_status",
-        "depth",
         "flag_stack",
         "flags",
         "memberships",
@@ -48,8 +48,9 @@ class Scope:
         self.big_segments = big_segments
         self.big_segments_status: BigSegmentsStatus | None = None
         self.memberships: dict[str, Mapping[str, bool] | None] | None = None
-        self.flag_stack: list[str] = []
+        # Keys of flags whose prerequisites are being checked; None until the first check, which
+        # is the evaluated flag's own (so its prerequisites are the direct ones).
+        self.flag_stack: list[str] | None = None
+        self.prerequisites: list[PrerequisiteEvaluation] | None = None
+        self.prerequisite_keys: list[str] | None = None
         self.segment_stack: list[str] | None = None
-        self.prerequisites: list[PrerequisiteEvaluation] = []
-        self.prerequisite_keys: list[str] = []
-        self.depth = 0

@@ -1,10 +1,12 @@
 """Semantic versions as LaunchDarkly compares them: SemVer 2.0 precedence, missing minor/patch = 0.
 
-Parses to an orderable tuple; build metadata is dropped because it has no precedence.
+Parses to an orderable tuple; build metadata is dropped because it has no precedence. Parsing is
+memoised (a pure function of its argument), because the same versions recur in every context.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 _NUMBER = r"0|[1-9][0-9]*"
@@ -24,13 +26,16 @@ def parse_semver(value: object) -> SemverKey | None:
     """An orderable key for a semver string, or None when `value` is not one."""
     if type(value) is not str:
         return None
-    match = _SEMVER.match(value)
+    return _parse(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> SemverKey | None:
+    match = _SEMVER.match(text)
     if match is None:
         return None
     minor = match.group("minor")
     patch = match.group("patch")
-    if patch is not None and minor is None:
-        return None
     pre = match.group("pre")
     identifiers: tuple[tuple[int, int, str], ...] = ()
     if pre is not None:

@@ -1,19 +1,21 @@
 """Instants for the `before`/`after` operators: Unix milliseconds or strict RFC 3339 strings.
 
-Converts to float milliseconds; must not read the clock.
+Converts to float milliseconds the way the official Python SDK does (microsecond precision);
+parsing is memoised as a pure function. Must not read the clock.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 
 _RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
-    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))$",
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
+    r"(?:[Zz]|([+-])(\d{2}):(\d{2}))$",
     re.ASCII,
 )
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
 
 
 def parse_instant(value: object) -> float | None:
@@ -22,29 +24,30 @@ def parse_instant(value: object) -> float | None:
         return float(value)
     if type(value) is not str:
         return None
-    match = _RFC3339.match(value)
+    return _parse(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> float | None:
+    match = _RFC3339.match(text)
     if match is None:
         return None
-    year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
+    year, month, day, hour, minute, second, fraction, sign, off_hours, off_minutes = match.groups()
+    hours, minutes, seconds = int(hour), int(minute), int(second)
+    if hours > 23 or minutes > 59 or seconds > 59:
+        return None
     try:
-        offset = datetime.timedelta(0)
-        if zulu is None:
-            offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m))
-            if sign == "-":
-                offset = -offset
-        instant = datetime.datetime(
-            int(year),
-            int(month),
-            int(day),
-            int(hour),
-            int(minute),
-            int(second),
-            tzinfo=datetime.timezone(offset),
-        )
+        days = datetime.date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY
     except ValueError:
         return None
-    whole_seconds = (instant - _EPOCH) // datetime.timedelta(seconds=1)
-    millis = whole_seconds * 1000.0
-    if fraction:
-        millis += int(fraction) / 10 ** len(fraction) * 1000.0
-    return millis
+    offset = 0
+    if sign is not None:
+        if int(off_hours) > 23 or int(off_minutes) > 59:
+            return None
+        offset = int(off_hours) * 3600 + int(off_minutes) * 60
+        if sign == "-":
+            offset = -offset
+    whole = days * 86400 + hours * 3600 + minutes * 60 + seconds - offset
+    micros = int((fraction or "")[:6].ljust(6, "0"))
+    # Same arithmetic as `timedelta.total_seconds() * 1000.0` in the official SDK.
+    return (whole * 10**6 + micros) / 10**6 * 1000.0
