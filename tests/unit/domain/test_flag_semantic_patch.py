@@ -684,3 +684,40 @@ def test_semantic_patch_body_is_parsed() -> None:
         assert raised.value.path == path
     with pytest.raises(InvalidInput):
         parse_semantic_patch_body([{"kind": "turnFlagOn"}])
+
+
+def test_remove_variation_renumbers_rollouts_and_drops_its_zero_weight(flag: Flag) -> None:
+    weights = {vid(flag, 0): 50000, vid(flag, 1): 0, vid(flag, 2): 50000}
+    prepared = run(
+        flag,
+        {"kind": "updateDefaultVariation", "onVariationValue": "blue"},
+        {"kind": "updateFallthroughVariationOrRollout", "rolloutWeights": weights},
+    )
+    prepared = run(
+        prepared,
+        {"kind": "updateFallthroughVariationOrRollout", "variationId": vid(flag, 2)},
+        env="test",
+    )
+    removed = run(prepared, {"kind": "removeVariation", "variationId": vid(flag, 1)}, env=None)
+    assert [v["value"] for v in removed["variations"]] == ["red", "blue"]
+    assert prod(removed)["fallthrough"]["rollout"]["variations"] == [
+        {"variation": 0, "weight": 50000},
+        {"variation": 1, "weight": 50000},
+    ]
+    assert prod(removed)["rules"][0]["variation"] == 1
+    assert prod(removed)["targets"] == [{"values": ["u1", "u2"], "variation": 1}]
+    assert removed["environments"]["test"]["fallthrough"] == {"variation": 1}
+    assert removed["defaults"] == {"onVariation": 1, "offVariation": 0}
+
+
+def test_remove_variation_names_where_it_is_used(flag: Flag) -> None:
+    with pytest.raises(ValidationError) as raised:
+        apply_semantic_patch(
+            flag,
+            [{"kind": "removeVariation", "variationId": vid(flag, 0)}],
+            environment_key=None,
+            now_ms=LATER,
+            new_id=lambda: "x",
+        )
+    assert "defaults.offVariation" in raised.value.message
+    assert "production off variation" in raised.value.message

@@ -191,3 +191,33 @@ def test_bad_envelopes_are_rejected(body: Any, path: str, error: type[Exception]
     with pytest.raises(error) as raised:
         parse_patch_body(body)
     assert getattr(raised.value, "path", None) == path
+
+
+@pytest.mark.parametrize(
+    ("document", "patch", "expected"),
+    [
+        ({"a": [1, 2, 3]}, [{"op": "replace", "path": "/a/1", "value": 9}], {"a": [1, 9, 3]}),
+        ({"a": [1, 2]}, [{"op": "add", "path": "/a/0", "value": 0}], {"a": [0, 1, 2]}),
+        ({"a": {"b": 1}}, [{"op": "move", "from": "/a/b", "path": "/a/b"}], {"a": {"b": 1}}),
+        ({"a": 1}, [{"op": "add", "path": "", "value": {"z": 0}}], {"z": 0}),
+    ],
+)
+def test_more_operations_apply(document: Any, patch: list[Any], expected: Any) -> None:
+    assert apply_json_patch(document, patch) == expected
+
+
+@pytest.mark.parametrize(
+    ("patch", "path"),
+    [
+        ([{"op": "remove", "path": ""}], ""),
+        ([{"op": "replace", "path": "/a/x", "value": 1}], "/a/x"),
+        ([{"op": "replace", "path": "/s/x", "value": 1}], "/s/x"),
+        ([{"op": "remove", "path": "/s/x"}], "/s/x"),
+        ([{"op": "replace", "path": "", "value": [1]}], ""),
+        ([{"op": "test", "path": "/a/-", "value": 1}], "/a/-"),
+    ],
+)
+def test_more_failures_name_their_path(patch: list[Any], path: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        apply_json_patch({"a": [1], "s": "text"}, patch)
+    assert raised.value.path == path

@@ -485,11 +485,6 @@ def _replace_prerequisites(edit: _FlagEdit, instruction: Instruction) -> None:
 # --- variations --------------------------------------------------------------------------------
 
 
-def _variation_by_id(edit: _FlagEdit, instruction: Instruction) -> dict[str, Any]:
-    variation: dict[str, Any] = edit.document["variations"][edit.variation_index(instruction)]
-    return variation
-
-
 def _check_unique_value(edit: _FlagEdit, instruction: Instruction, value: Any, skip: int) -> None:
     for index, variation in enumerate(edit.document.get("variations", [])):
         if index != skip and json_equal(variation.get("value"), value):
