@@ -36,6 +36,9 @@ JSON_BODY = {
 PATCH_BODY = {
     "requestBody": {
         "required": True,
+        "description": "A JSON Patch array, `{comment, patch}` or `{comment, merge}`; or, with "
+        "`Content-Type: application/json; domain-model=launchdarkly.semanticpatch`, a semantic "
+        "patch `{comment, environmentKey, instructions}`.",
         "content": {
             "application/json": {
                 "schema": {
@@ -44,10 +47,7 @@ PATCH_BODY = {
                         {"type": "object"},
                     ]
                 }
-            },
-            "application/json; domain-model=launchdarkly.semanticpatch": {
-                "schema": {"type": "object"}
-            },
+            }
         },
     }
 }
@@ -82,7 +82,9 @@ async def list_flags(
     return json_response(await run_in_threadpool(flags.list_flags, plane, projectKey, query))
 
 
-@router.post("/{projectKey}", summary="Create a feature flag", openapi_extra=JSON_BODY)
+@router.post(
+    "/{projectKey}", status_code=201, summary="Create a feature flag", openapi_extra=JSON_BODY
+)
 async def create_flag(
     projectKey: str,  # noqa: N803
     request: Request,

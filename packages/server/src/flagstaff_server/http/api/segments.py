@@ -39,7 +39,12 @@ async def list_segments(
     return json_response(page)
 
 
-@router.post("/{projectKey}/{environmentKey}", summary="Create a segment", openapi_extra=JSON_BODY)
+@router.post(
+    "/{projectKey}/{environmentKey}",
+    status_code=201,
+    summary="Create a segment",
+    openapi_extra=JSON_BODY,
+)
 async def create_segment(
     projectKey: str,  # noqa: N803
     environmentKey: str,  # noqa: N803

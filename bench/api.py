@@ -1,0 +1,273 @@
+"""Management API throughput: flag reads (GET) and flag patches (semantic patch turnFlagOn/Off)
+against a real `flagstaff serve` process on SQLite and on PostgreSQL.
+
+Run `python -m bench.api`; prints requests per second with latency percentiles and writes
+`build/bench/api.json`. Every phase is bounded by a request count and a time limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+ADMIN_TOKEN = "bench-admin-token"
+SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
+POSTGRES_ADMIN_URL = os.environ.get(
+    "FLAGSTAFF_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+OUTPUT = Path("build/bench/api.json")
+STARTUP_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measurement:
+    backend: str
+    operation: str
+    concurrency: int
+    requests: int
+    errors: int
+    seconds: float
+    per_second: float
+    p50_ms: float
+    p99_ms: float
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A throwaway database on the local PostgreSQL, dropped afterwards."""
+    admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+    name = f"flagstaff_bench_{secrets.token_hex(4)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    info = admin.info
+    try:
+        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+@contextmanager
+def running_server(database: str | None) -> Iterator[str]:
+    """`flagstaff serve` on a free port; yields its base URL once `/status` answers 200."""
+    with tempfile.TemporaryDirectory(prefix="flagstaff-bench-") as data_dir:
+        port = free_port()
+        command = [
+            str(Path(sys.executable).with_name("flagstaff")),
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            data_dir,
+            "--no-demo",
+            "--log-level",
+            "warning",
+        ]
+        if database is not None:
+            command += ["--database", database]
+        log_path = Path(data_dir) / "server.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                command,
+                env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            url = f"http://127.0.0.1:{port}"
+            try:
+                wait_until_ready(process, url, log_path)
+                yield url
+            finally:
+                process.terminate()
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def wait_until_ready(process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"flagstaff serve exited:\n{log_path.read_text()}")
+        try:
+            if httpx.get(f"{url}/status", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("flagstaff serve did not become ready")
+
+
+def seed(url: str) -> None:
+    headers = {"Authorization": ADMIN_TOKEN}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        client.post("/api/v2/projects", json={"key": "bench", "name": "Bench"}).raise_for_status()
+        for index in range(20):
+            client.post(
+                "/api/v2/flags/bench",
+                json={"key": f"flag-{index}", "name": f"Flag {index}", "tags": ["bench"]},
+            ).raise_for_status()
+
+
+async def hammer(
+    url: str,
+    *,
+    backend: str,
+    operation: str,
+    concurrency: int,
+    count: int,
+    seconds: float,
+) -> Measurement:
+    """Send up to `count` requests from `concurrency` workers, stopping at `seconds`."""
+    latencies: list[float] = []
+    errors = 0
+    issued = 0
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": ADMIN_TOKEN}, timeout=30, limits=limits
+    ) as client:
+        started = time.perf_counter()
+        stop_at = started + seconds
+
+        async def worker(number: int) -> None:
+            nonlocal errors, issued
+            while issued < count and time.perf_counter() < stop_at:
+                sequence = issued
+                issued += 1
+                key = f"flag-{(number + sequence) % 20}"
+                begin = time.perf_counter()
+                if operation == "read":
+                    response = await client.get(f"/api/v2/flags/bench/{key}")
+                else:
+                    kind = "turnFlagOn" if sequence % 2 == 0 else "turnFlagOff"
+                    response = await client.patch(
+                        f"/api/v2/flags/bench/{key}",
+                        content=json.dumps(
+                            {"environmentKey": "production", "instructions": [{"kind": kind}]}
+                        ),
+                        headers={"Content-Type": SEMANTIC},
+                    )
+                latencies.append(time.perf_counter() - begin)
+                if response.status_code != 200:
+                    errors += 1
+
+        await asyncio.gather(*(worker(number) for number in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    ordered = sorted(latencies)
+    return Measurement(
+        backend=backend,
+        operation=operation,
+        concurrency=concurrency,
+        requests=len(latencies),
+        errors=errors,
+        seconds=round(elapsed, 3),
+        per_second=round(len(latencies) / elapsed, 1),
+        p50_ms=round(statistics.median(ordered) * 1000, 2),
+        p99_ms=round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2),
+    )
+
+
+def measure(backend: str, url: str, args: argparse.Namespace) -> list[Measurement]:
+    seed(url)
+    results = []
+    for operation, concurrency in (("read", args.concurrency), ("patch", args.patch_concurrency)):
+        # A short warm-up so connection set-up and first-request costs are not measured.
+        asyncio.run(
+            hammer(url, backend=backend, operation=operation, concurrency=2, count=50, seconds=5)
+        )
+        results.append(
+            asyncio.run(
+                hammer(
+                    url,
+                    backend=backend,
+                    operation=operation,
+                    concurrency=concurrency,
+                    count=args.count,
+                    seconds=args.seconds,
+                )
+            )
+        )
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.api", description=__doc__)
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--count", type=int, default=5000, help="requests per phase at most")
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds per phase at most")
+    parser.add_argument("--concurrency", type=int, default=16, help="concurrent readers")
+    parser.add_argument("--patch-concurrency", type=int, default=4, help="concurrent writers")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args(argv)
+
+    measurements: list[Measurement] = []
+    skipped: dict[str, str] = {}
+    for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
+        if backend == "sqlite":
+            with running_server(None) as url:
+                measurements += measure(backend, url, args)
+        elif backend == "postgresql":
+            try:
+                database = postgres_database()
+                url_of_db = database.__enter__()
+            except psycopg.OperationalError as exc:
+                skipped[backend] = f"PostgreSQL unreachable: {exc}"
+                continue
+            try:
+                with running_server(url_of_db) as url:
+                    measurements += measure(backend, url, args)
+            finally:
+                database.__exit__(None, None, None)
+        else:
+            parser.error(f"unknown backend {backend!r} (sqlite, postgresql)")
+
+    print(
+        f"{'backend':<11} {'operation':<9} {'conc':>4} {'requests':>8} {'req/s':>9} "
+        f"{'p50 ms':>8} {'p99 ms':>8} {'errors':>6}"
+    )
+    for m in measurements:
+        print(
+            f"{m.backend:<11} {m.operation:<9} {m.concurrency:>4} {m.requests:>8} "
+            f"{m.per_second:>9.1f} {m.p50_ms:>8.2f} {m.p99_ms:>8.2f} {m.errors:>6}"
+        )
+    for backend, reason in skipped.items():
+        print(f"{backend}: skipped ({reason})")
+    report: dict[str, Any] = {
+        "benchmark": "api",
+        "python": sys.version.split()[0],
+        "measurements": [asdict(m) for m in measurements],
+        "skipped": skipped,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.output}")
+    return 1 if any(m.errors for m in measurements) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
