@@ -12,9 +12,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from contract_backends import PostgresServer
 from flagstaff_server.adapters.sql import schema
-from flagstaff_server.adapters.sql.migration import VERSION_TABLE
+from flagstaff_server.adapters.sql.engine import create_store_engine
+from flagstaff_server.adapters.sql.migration import VERSION_TABLE, upgrade
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.errors import StoreUnavailable
+from flagstaff_server.services.ports import AuditEntry
 from sqlalchemy import inspect
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -85,5 +87,35 @@ def test_a_store_opened_before_its_database_exists_migrates_on_first_use(
         postgres_server.create_database(url)
         with store.unit_of_work() as uow:
             assert uow.changes.latest_seq() == 0
+    finally:
+        store.close()
+
+
+def test_upgrading_a_database_with_data_keeps_it(sql_url: str) -> None:
+    engine = create_store_engine(sql_url)
+    try:
+        upgrade(engine, "0001")
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO audit (id, at_ms, actor, kind, resource, action) "
+                "VALUES ('old', 1000, 'a', 'flag', 'proj/p', 'createFlag')"
+            )
+    finally:
+        engine.dispose()
+    store = SqlStore(sql_url)
+    try:
+        with store.unit_of_work() as uow:
+            uow.audit.append(
+                AuditEntry(
+                    id="new",
+                    at=datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC),
+                    actor="a",
+                    kind="flag",
+                    resource="proj/p",
+                    action="updateOn",
+                )
+            )
+        with store.unit_of_work(read_only=True) as uow:
+            assert [e.id for e in uow.audit.list()] == ["new", "old"]
     finally:
         store.close()

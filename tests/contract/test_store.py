@@ -383,6 +383,17 @@ def test_audit_lists_newest_first_with_filters(store: Store) -> None:
         uow.audit.append(audit_entry("a1", T0))
 
 
+def test_audit_entries_of_one_millisecond_list_last_appended_first(store: Store) -> None:
+    with store.unit_of_work() as uow:
+        uow.audit.append(audit_entry("z1", T0))
+        uow.audit.append(audit_entry("a2", T0))
+    with store.unit_of_work() as uow:
+        uow.audit.append(audit_entry("m3", T0))
+        uow.audit.append(audit_entry("older", T0 - timedelta(milliseconds=1)))
+    with store.unit_of_work(read_only=True) as uow:
+        assert [e.id for e in uow.audit.list()] == ["m3", "a2", "z1", "older"]
+
+
 # --- transactions and the outbox --------------------------------------------------------------
 
 
@@ -526,3 +537,25 @@ def test_concurrent_appends_commit_in_seq_order_without_gaps(store: Store) -> No
         total = per_writer * writers
         assert [c.seq for c in uow.changes.since(0, limit=10_000)] == list(range(1, total + 1))
         assert uow.changes.latest_seq() == total
+
+
+def test_locked_read_modify_writes_all_apply_one_after_another(store: Store) -> None:
+    seed(store)
+    with store.unit_of_work() as uow:
+        uow.flags.add(flag())
+    barrier = threading.Barrier(WRITERS)
+
+    def increment(_: int) -> None:
+        barrier.wait()
+        with store.unit_of_work() as uow:
+            current = uow.flags.get("p", "f", for_update=True)
+            assert current is not None
+            uow.flags.replace(flag(version=current.version + 1), current.version)
+            append_change(uow, version=current.version + 1)
+
+    with ThreadPoolExecutor(WRITERS) as pool:
+        list(pool.map(increment, range(WRITERS)))
+    with store.unit_of_work(read_only=True) as uow:
+        assert uow.flags.get("p", "f") == flag(version=WRITERS + 1)
+        versions = [c.version for c in uow.changes.since(0)]
+        assert versions == list(range(2, WRITERS + 2))

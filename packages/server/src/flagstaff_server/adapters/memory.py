@@ -202,7 +202,8 @@ class _Flags:
     def __init__(self, state: _State, journal: _Journal) -> None:
         self._state, self._journal = state, journal
 
-    def get(self, project: str, key: str) -> FlagRecord | None:
+    def get(self, project: str, key: str, *, for_update: bool = False) -> FlagRecord | None:
+        # units of work run one at a time here: every read is already as good as locked
         return copy.deepcopy(self._state.flags.get((project, key)))
 
     def list(self, project: str) -> list[FlagRecord]:
@@ -234,7 +235,9 @@ class _Segments:
     def __init__(self, state: _State, journal: _Journal) -> None:
         self._state, self._journal = state, journal
 
-    def get(self, project: str, environment: str, key: str) -> SegmentRecord | None:
+    def get(
+        self, project: str, environment: str, key: str, *, for_update: bool = False
+    ) -> SegmentRecord | None:
         return copy.deepcopy(self._state.segments.get((project, environment, key)))
 
     def list(self, project: str, environment: str) -> list[SegmentRecord]:
@@ -328,16 +331,17 @@ class _Audit:
         until: datetime | None = None,
         limit: int = 100,
     ) -> list[AuditEntry]:
+        # dict order is append order: the tie-breaker for entries of the same millisecond
         chosen = [
-            entry
-            for entry in self._state.audit.values()
+            (entry, position)
+            for position, entry in enumerate(self._state.audit.values())
             if (resource_prefix is None or entry.resource.startswith(resource_prefix))
             and (kind is None or entry.kind == kind)
             and (since is None or entry.at >= truncate(since))
             and (until is None or entry.at < truncate(until))
         ]
-        chosen.sort(key=lambda e: (e.at, e.id), reverse=True)
-        return copy.deepcopy(chosen[: max(limit, 0)])
+        chosen.sort(key=lambda pair: (pair[0].at, pair[1]), reverse=True)
+        return copy.deepcopy([entry for entry, _ in chosen[: max(limit, 0)]])
 
 
 class _Changes:

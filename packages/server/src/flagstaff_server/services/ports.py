@@ -169,7 +169,13 @@ class EnvironmentRepository(Protocol):
 
 
 class FlagRepository(Protocol):
-    def get(self, project: str, key: str) -> FlagRecord | None: ...
+    def get(self, project: str, key: str, *, for_update: bool = False) -> FlagRecord | None:
+        """`for_update=True` in a writing unit of work holds the row until commit, so a
+        read-modify-write cannot lose a race: a concurrent writer waits, then reads this
+        one's result (PostgreSQL `SELECT ... FOR UPDATE`; SQLite and memory already run
+        writers one at a time)."""
+        ...
+
     def list(self, project: str) -> list[FlagRecord]:
         """Flags of the project, ordered by key."""
         ...
@@ -184,7 +190,12 @@ class FlagRepository(Protocol):
 
 
 class SegmentRepository(Protocol):
-    def get(self, project: str, environment: str, key: str) -> SegmentRecord | None: ...
+    def get(
+        self, project: str, environment: str, key: str, *, for_update: bool = False
+    ) -> SegmentRecord | None:
+        """`for_update` as for flags."""
+        ...
+
     def list(self, project: str, environment: str) -> list[SegmentRecord]:
         """Segments of the environment, ordered by key."""
         ...

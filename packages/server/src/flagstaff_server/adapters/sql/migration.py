@@ -15,14 +15,14 @@ SCRIPT_LOCATION = Path(__file__).with_name("migrations")
 _MIGRATION_LOCK_ID = 0x466C6167
 
 
-def upgrade(engine: Engine) -> None:
-    """Apply every missing migration; a no-op on an up-to-date database."""
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply every missing migration up to `revision`; a no-op on an up-to-date database."""
     with engine.begin() as connection:
         _lock(connection)
         config = Config()
         config.set_main_option("script_location", str(SCRIPT_LOCATION))
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
 
 
 def _lock(connection: Connection) -> None:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, cast
 
 import orjson
-from sqlalchemy import Connection, Row, and_, delete, insert, select, update
+from sqlalchemy import Connection, Row, Select, and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
@@ -49,6 +49,13 @@ class Transaction:
     def __init__(self, connection: Connection, *, read_only: bool) -> None:
         self.connection = connection
         self.read_only = read_only
+
+    def locking(self, query: Select[Any], for_update: bool) -> Select[Any]:
+        """The query, locking its rows until commit when asked in a writing transaction.
+        SQLite has no row locks and needs none: its writers hold the database lock."""
+        if for_update and not self.read_only and self.connection.dialect.name == "postgresql":
+            return query.with_for_update()
+        return query
 
     def writable(self) -> Connection:
         if self.read_only:
@@ -266,11 +273,10 @@ class SqlFlags:
     def __init__(self, tx: Transaction) -> None:
         self._tx = tx
 
-    def get(self, project: str, key: str) -> FlagRecord | None:
+    def get(self, project: str, key: str, *, for_update: bool = False) -> FlagRecord | None:
         table = schema.flags
-        row = self._tx.connection.execute(
-            select(table).where(table.c.project == project, table.c.key == key)
-        ).first()
+        query = select(table).where(table.c.project == project, table.c.key == key)
+        row = self._tx.connection.execute(self._tx.locking(query, for_update)).first()
         return None if row is None else _flag(row)
 
     def list(self, project: str) -> list[FlagRecord]:
@@ -342,13 +348,14 @@ class SqlSegments:
     def __init__(self, tx: Transaction) -> None:
         self._tx = tx
 
-    def get(self, project: str, environment: str, key: str) -> SegmentRecord | None:
+    def get(
+        self, project: str, environment: str, key: str, *, for_update: bool = False
+    ) -> SegmentRecord | None:
         table = schema.segments
-        row = self._tx.connection.execute(
-            select(table).where(
-                table.c.project == project, table.c.environment == environment, table.c.key == key
-            )
-        ).first()
+        query = select(table).where(
+            table.c.project == project, table.c.environment == environment, table.c.key == key
+        )
+        row = self._tx.connection.execute(self._tx.locking(query, for_update)).first()
         return None if row is None else _segment(row)
 
     def list(self, project: str, environment: str) -> list[SegmentRecord]:
@@ -495,8 +502,11 @@ class SqlAudit:
     def append(self, entry: AuditEntry) -> None:
         # no existence check first: ids are generated, so a clash is a bug, not a user error,
         # and the round trip would be paid by every write
-        connection = self._tx.writable()
+        connection, table = self._tx.writable(), schema.audit
+        # concurrent transactions may take the same number; ties between them are broken by id
+        last = connection.execute(select(func.max(table.c.pos))).scalar_one_or_none()
         row = {
+            "pos": (last or 0) + 1,
             "id": entry.id,
             "at_ms": to_millis(entry.at),
             "actor": entry.actor,
@@ -528,7 +538,7 @@ class SqlAudit:
         limit: int = 100,
     ) -> list[AuditEntry]:
         table = schema.audit
-        query = select(table).order_by(table.c.at_ms.desc(), table.c.id.desc())
+        query = select(table).order_by(table.c.at_ms.desc(), table.c.pos.desc(), table.c.id.desc())
         if resource_prefix is not None:
             query = query.where(table.c.resource.startswith(resource_prefix, autoescape=True))
         if kind is not None:

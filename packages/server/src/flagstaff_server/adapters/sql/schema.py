@@ -126,8 +126,11 @@ audit = Table(
     Column("patch", Text, nullable=True),
     Column("before", Text, nullable=True),
     Column("after", Text, nullable=True),
+    # append order, so entries of the same millisecond list newest first (migration 0002)
+    Column("pos", BigInteger, nullable=False, server_default="0"),
     Index("ix_audit_at", "at_ms"),
     Index("ix_audit_resource", "resource"),
+    Index("ix_audit_pos", "pos"),
 )
 
 changes = Table(
