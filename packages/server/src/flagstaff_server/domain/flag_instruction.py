@@ -7,7 +7,7 @@ still needs `validate_flag_document` and `bump_versions`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flagstaff_server.domain.document import (
@@ -41,16 +41,17 @@ from flagstaff_server.errors import ValidationError
 USER = "user"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _FlagEdit:
-    """The state one semantic patch works on (a private copy of the flag)."""
+    """What one semantic patch works on: a private copy of the flag, edited in place."""
 
     document: Document
     environment_key: str | None
     now_ms: int
     new_id: IdFactory
     flag_lookup: FlagLookup | None
-    delete: bool = False
+    requests: set[str] = field(default_factory=set)
+    """Outcomes for the caller rather than the document ("delete")."""
 
     def config(self, instruction: Instruction) -> dict[str, Any]:
         """The environment configuration an environment-scoped instruction edits."""
@@ -136,13 +137,13 @@ def apply_semantic_patch(
         flag_lookup=flag_lookup,
     )
     for index, params in enumerate(check_instructions(instructions)):
-        instruction = Instruction(index, params)
+        instruction = Instruction(index=index, params=params)
         handler = FLAG_INSTRUCTIONS.get(instruction.kind)
         if handler is None:
             raise instruction.error(f"unknown instruction kind {instruction.kind!r}", "kind")
         handler(edit, instruction)
     return SemanticPatchResult(
-        document=fill_flag_ids(edit.document, new_id=new_id), delete=edit.delete
+        document=fill_flag_ids(edit.document, new_id=new_id), delete="delete" in edit.requests
     )
 
 
@@ -212,7 +213,7 @@ def _replace_rules(edit: _FlagEdit, instruction: Instruction) -> None:
     config = edit.config(instruction)
     rules = []
     for position, given in enumerate(instruction.objects("rules")):
-        nested = Instruction(instruction.index, {"kind": instruction.kind, **given})
+        nested = instruction.nested(given)
         try:
             rules.append(_new_rule(edit, nested))
         except ValidationError as error:
@@ -383,7 +384,7 @@ def _replace_targets_of(edit: _FlagEdit, instruction: Instruction, *, users_only
         config["contextTargets"] = []
     _sync_user_markers(config)
     for position, given in enumerate(instruction.objects("targets")):
-        nested = Instruction(instruction.index, {"kind": instruction.kind, **given})
+        nested = instruction.nested(given)
         try:
             kind = USER if users_only else _context_kind(nested)
             variation = edit.variation_index(nested)
@@ -466,7 +467,7 @@ def _replace_prerequisites(edit: _FlagEdit, instruction: Instruction) -> None:
     config = edit.config(instruction)
     prerequisites: list[dict[str, Any]] = []
     for position, given in enumerate(instruction.objects("prerequisites")):
-        nested = Instruction(instruction.index, {"kind": instruction.kind, **given})
+        nested = instruction.nested(given)
         try:
             prerequisite = _prerequisite(edit, nested)
         except ValidationError as error:
@@ -682,7 +683,7 @@ def _deprecate(deprecated: bool) -> Callable[[_FlagEdit, Instruction], None]:
 
 
 def _delete_flag(edit: _FlagEdit, instruction: Instruction) -> None:
-    edit.delete = True
+    edit.requests.add("delete")
 
 
 def _add_tags(edit: _FlagEdit, instruction: Instruction) -> None:

@@ -62,7 +62,7 @@ def check_instructions(instructions: Any) -> list[dict[str, Any]]:
     return instructions
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Instruction:
     """One instruction and its position, with typed accessors for its parameters."""
 
@@ -80,6 +80,10 @@ class Instruction:
         return ValidationError(
             f"instruction {self.index} ({self.kind}): {message}", path=self.path(name)
         )
+
+    def nested(self, params: dict[str, Any]) -> Instruction:
+        """One element of a list parameter (`rules`, `targets`, ...) read like an instruction."""
+        return Instruction(index=self.index, params={"kind": self.kind, **params})
 
     def has(self, name: str) -> bool:
         return self.params.get(name) is not None

@@ -137,7 +137,7 @@ def _apply_operation(document: Any, operation: Any, index: int) -> Any:
     return _add(document, tokens, value, context)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Context:
     index: int
     op: str

@@ -41,7 +41,7 @@ def apply_segment_semantic_patch(
     for name in ("included", "excluded", "includedContexts", "excludedContexts", "rules"):
         edited.setdefault(name, [])
     for index, params in enumerate(check_instructions(instructions)):
-        instruction = Instruction(index, params)
+        instruction = Instruction(index=index, params=params)
         handler = SEGMENT_INSTRUCTIONS.get(instruction.kind)
         if handler is None:
             raise instruction.error(f"unknown instruction kind {instruction.kind!r}", "kind")
