@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import launchdarkly_api
 import pytest
+from launchdarkly_api.api.contexts_api import ContextsApi
 from launchdarkly_api.api.feature_flags_api import FeatureFlagsApi
 from launchdarkly_api.api.projects_api import ProjectsApi
 from launchdarkly_api.api.segments_api import SegmentsApi
@@ -181,6 +182,13 @@ def test_client_creates_patches_and_reads_a_flag(client: launchdarkly_api.ApiCli
 
     listed = flags.get_feature_flags("shop", tag="release")
     assert [flag.key for flag in listed.items] == ["checkout"]
+
+    evaluations = ContextsApi(client).evaluate_context_instance(
+        "shop", "production", {"kind": "user", "key": "grumpy"}
+    )
+    assert [(item.key, item.value) for item in evaluations.items] == [("checkout", False)]
+    assert evaluations.items[0].reason is not None
+    assert evaluations.items[0].reason.kind == "TARGET_MATCH"
 
 
 def test_client_sees_version_conflicts_as_409(client: launchdarkly_api.ApiClient) -> None:

@@ -1,17 +1,19 @@
-"""Import and export endpoints: a LaunchDarkly data file into one environment, and one environment
-out as that format. Handlers parse, call `services.imports`, and answer.
+"""Environment-wide flag endpoints: import a LaunchDarkly data file, export one environment in that
+format, and evaluate every flag for a context. Handlers parse, call one use case, and answer.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, Reader, Writer
 from flagstaff_server.http.api.flags import JSON_BODY
 from flagstaff_server.http.api.payload import json_response, read_json
-from flagstaff_server.services import imports
+from flagstaff_server.services import context_evaluation, imports
 
 router = APIRouter(prefix="/projects", tags=["Import and export"])
 
@@ -47,3 +49,30 @@ async def export_data(
 ) -> Response:
     data = await run_in_threadpool(imports.export_data, plane, projectKey, environmentKey)
     return json_response(data)
+
+
+@router.post(
+    "/{projectKey}/environments/{environmentKey}/flags/evaluate",
+    summary="Evaluate every flag of the environment for a context",
+    openapi_extra=JSON_BODY,
+)
+async def evaluate_flags(
+    projectKey: str,  # noqa: N803
+    environmentKey: str,  # noqa: N803
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    limit: Annotated[int | None, Query(ge=-1)] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Response:
+    context = await read_json(request)
+    result = await run_in_threadpool(
+        context_evaluation.evaluate_flags,
+        plane,
+        projectKey,
+        environmentKey,
+        context,
+        limit=limit,
+        offset=offset,
+    )
+    return json_response(result)
