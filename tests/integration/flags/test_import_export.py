@@ -129,3 +129,21 @@ async def test_import_into_missing_environment_is_404(api: httpx.AsyncClient) ->
         f"/api/v2/projects/{PROJECT}/environments/staging/import", json={"flags": {}}
     )
     assert response.status_code == 404
+
+
+async def test_environment_scoped_writer_updates_but_cannot_create_flags(
+    api: httpx.AsyncClient,
+) -> None:
+    flag = {"key": "f", "version": 1, "on": False, "variations": [True, False], "offVariation": 1}
+    assert (await api.post(IMPORT, json={"flags": {"f": flag}})).status_code == 200
+    token = await api.post(
+        "/api/v2/tokens",
+        json={"name": "w", "role": "writer", "projectKey": PROJECT, "environmentKey": "test"},
+    )
+    scoped = {"Authorization": token.json()["token"]}
+    turned_on = {"flags": {"f": {**flag, "on": True, "fallthrough": {"variation": 0}}}}
+    assert (await api.post(IMPORT, json=turned_on, headers=scoped)).status_code == 200
+    new_flag = {"flags": {"g": {**flag, "key": "g"}}}
+    refused = await api.post(IMPORT, json=new_flag, headers=scoped)
+    assert refused.status_code == 403
+    assert "g" not in (await api.get(EXPORT)).json()["flags"]

@@ -26,7 +26,7 @@ from flagstaff_server.domain import (
 )
 from flagstaff_server.errors import NotFound, ValidationError
 from flagstaff_server.services import flags, segments
-from flagstaff_server.services.access import Actor
+from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import (
     EnvironmentRecord,
@@ -111,6 +111,9 @@ def import_flag(
     now_ms = epoch_millis(tx.now)
     existing = tx.uow.flags.get(project, key)
     path = f"/flags/{key}"
+    if existing is None:
+        # A new flag exists in every environment of the project: not for environment-scoped tokens.
+        authorize(tx.actor, "writer", project=project)
     try:
         if existing is None:
             document = flag_document_from_sdk(
