@@ -1,0 +1,281 @@
+"""The public clients: `Client` (blocking lifecycle) and `AsyncClient` (awaitable lifecycle)
+share one shell; evaluation is the core's `evaluate_key` on the Store's current data, plus a
+default, a type check and one call to the event sink. Must not do I/O on an evaluation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from types import TracebackType
+from typing import Any
+
+from flagstaff_core import (
+    Context,
+    ContextError,
+    ErrorKind,
+    Evaluation,
+    EvaluationDetail,
+    Reason,
+    ValueType,
+    all_flags_state,
+    decode_context,
+    evaluate_key,
+    secure_mode_hash,
+    typed_detail,
+)
+
+from flagstaff_sdk.config import Config
+from flagstaff_sdk.data_system import DataSystem
+from flagstaff_sdk.event_sink import EventSink, NullEventSink, create_event_sink
+from flagstaff_sdk.notifier import FlagChangeListener, FlagValueListener, Notifier, StatusListener
+from flagstaff_sdk.status import DataSourceStatus
+from flagstaff_sdk.store import Store
+
+_NOT_READY = Evaluation(
+    flag=None, detail=EvaluationDetail(None, None, Reason.error(ErrorKind.CLIENT_NOT_READY))
+)
+_ANY = ValueType.ANY
+
+
+def _as_context(context: object) -> Context | None:
+    """A Context from a Context or its JSON (dict); None (USER_NOT_SPECIFIED) when invalid."""
+    if isinstance(context, Context):
+        return context
+    if isinstance(context, Mapping):
+        try:
+            return decode_context(dict(context))
+        except ContextError:
+            return None
+    return None
+
+
+class _Shell:
+    """Everything but the lifecycle, shared by Client and AsyncClient."""
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._notifier = Notifier()
+        self._store = Store(config.clock, self._notifier)
+        self._system = DataSystem(config, self._store, self._notifier)
+        self._system.initialize()
+        self._events: EventSink = create_event_sink(config)
+        self._events_on = not isinstance(self._events, NullEventSink)
+        self._closed = False
+        self._system.start()
+
+    # evaluation --------------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        key: str,
+        context: Context | Mapping[str, Any],
+        default: Any,
+        value_type: ValueType = _ANY,
+        *,
+        with_reason: bool = False,
+    ) -> EvaluationDetail:
+        """The one evaluation path: every variation method is a wrapper around this."""
+        if type(context) is not Context:
+            context = _as_context(context)  # type: ignore[assignment]
+        data = self._store.data
+        evaluation = (
+            _NOT_READY if data is None else evaluate_key(data, key, context)  # type: ignore[arg-type]
+        )
+        detail = evaluation.detail
+        if value_type is _ANY:
+            if detail.value is None:
+                detail = EvaluationDetail(default, detail.variation_index, detail.reason)
+        else:
+            detail = typed_detail(detail, value_type, default)
+        if self._events_on and context is not None:
+            self._events.record_evaluation(
+                key,
+                context,  # type: ignore[arg-type]
+                evaluation,
+                detail,
+                default,
+                with_reason,
+            )
+        return detail
+
+    def variation(self, key: str, context: Context | Mapping[str, Any], default: Any) -> Any:
+        return self.evaluate(key, context, default).value
+
+    def variation_detail(
+        self, key: str, context: Context | Mapping[str, Any], default: Any
+    ) -> EvaluationDetail:
+        return self.evaluate(key, context, default, with_reason=True)
+
+    def bool_variation(self, key: str, context: Context | Mapping[str, Any], default: bool) -> bool:
+        value: bool = self.evaluate(key, context, default, ValueType.BOOL).value
+        return value
+
+    def str_variation(self, key: str, context: Context | Mapping[str, Any], default: str) -> str:
+        value: str = self.evaluate(key, context, default, ValueType.STRING).value
+        return value
+
+    def int_variation(self, key: str, context: Context | Mapping[str, Any], default: int) -> int:
+        # JSON numbers: 3.0 and 3 are both an int here, as in LaunchDarkly's SDKs
+        return int(self.evaluate(key, context, default, ValueType.INT).value)
+
+    def float_variation(
+        self, key: str, context: Context | Mapping[str, Any], default: float
+    ) -> float:
+        return float(self.evaluate(key, context, default, ValueType.DOUBLE).value)
+
+    def json_variation(self, key: str, context: Context | Mapping[str, Any], default: Any) -> Any:
+        return self.evaluate(key, context, default).value
+
+    def all_flags_state(
+        self,
+        context: Context | Mapping[str, Any],
+        *,
+        client_side_only: bool = False,
+        with_reasons: bool = False,
+        details_only_for_tracked_flags: bool = False,
+    ) -> dict[str, Any]:
+        """Every flag for `context` in the official SDK's bootstrap shape (`$valid` false when
+        there is no data or the context is invalid)."""
+        data = self._store.data
+        resolved = _as_context(context)
+        if data is None or resolved is None:
+            return {"$flagsState": {}, "$valid": False}
+        return all_flags_state(
+            data,
+            resolved,
+            client_side_only=client_side_only,
+            with_reasons=with_reasons,
+            details_only_for_tracked_flags=details_only_for_tracked_flags,
+            now_ms=time.time() * 1000,
+        )
+
+    # events ------------------------------------------------------------------------------------
+
+    def track(
+        self,
+        event_key: str,
+        context: Context | Mapping[str, Any],
+        data: Any = None,
+        metric_value: float | None = None,
+    ) -> None:
+        resolved = _as_context(context)
+        if resolved is not None:
+            self._events.record_custom(event_key, resolved, data, metric_value)
+
+    def identify(self, context: Context | Mapping[str, Any]) -> None:
+        resolved = _as_context(context)
+        if resolved is not None:
+            self._events.record_identify(resolved)
+
+    def secure_mode_hash(self, context: Context) -> str:
+        return secure_mode_hash(self._config.sdk_key, context)
+
+    # state and listeners -----------------------------------------------------------------------
+
+    def is_initialized(self) -> bool:
+        """Whether there is data to evaluate (from the network, the disk cache, files or test
+        data); `data_source_status()` says how current it is."""
+        return self._store.data is not None
+
+    def data_source_status(self) -> DataSourceStatus:
+        status = self._system.status
+        confirmed = self._store.confirmed_at
+        if confirmed is None:
+            return status
+        age = max(0.0, self._config.clock.monotonic() - confirmed)
+        return replace(status, data_age=age)
+
+    def add_flag_change_listener(self, listener: FlagChangeListener) -> None:
+        """`listener(FlagChange(key))` after a flag, or anything it depends on, changed."""
+        self._notifier.add_flag_listener(listener)
+
+    def add_flag_value_listener(
+        self,
+        key: str,
+        context: Context,
+        listener: FlagValueListener,
+        default: Any = None,
+    ) -> None:
+        """`listener(FlagValueChange(key, old, new))` when the value for `context` changes."""
+        self._notifier.add_value_listener(key, context, listener, default)
+
+    def add_status_listener(self, listener: StatusListener) -> None:
+        self._notifier.add_status_listener(listener)
+
+    def remove_listener(self, listener: Callable[..., None]) -> None:
+        self._notifier.remove_listener(listener)
+
+    def _shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._events.close()
+        finally:
+            self._system.stop()
+            self._notifier.close()
+
+
+class Client(_Shell):
+    """`Client(config)` blocks up to `config.init_timeout` for data, then evaluates locally.
+
+    With no network it starts at once from the disk cache (or data files); with nothing at all
+    every evaluation returns its default with reason ERROR/CLIENT_NOT_READY.
+    """
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        self._system.settled.wait(config.init_timeout)
+
+    def wait_for_initialization(self, timeout: float) -> bool:
+        self._system.settled.wait(timeout)
+        return self.is_initialized()
+
+    def flush(self) -> None:
+        self._events.flush()
+
+    def close(self) -> None:
+        """Flush events, stop the network actor and write the disk cache."""
+        self._shutdown()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncClient(_Shell):
+    """The same client for asyncio code: construction never blocks; `await start()` (or
+    `async with`) waits up to `config.init_timeout`. Evaluation methods are plain calls (they
+    never do I/O); flush and close are awaitable and run off the event loop."""
+
+    async def start(self) -> bool:
+        await asyncio.to_thread(self._system.settled.wait, self._config.init_timeout)
+        return self.is_initialized()
+
+    async def flush(self) -> None:
+        await asyncio.to_thread(self._events.flush)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self._shutdown)
+
+    async def __aenter__(self) -> AsyncClient:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
