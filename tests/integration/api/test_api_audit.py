@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from platform_api import ADMIN, FakeClock, create_project, create_token, problem
 
 
@@ -117,12 +118,22 @@ async def test_failed_change_leaves_no_entry(client: httpx.AsyncClient) -> None:
     assert (await entries(client))["totalCount"] == 1
 
 
-async def test_bad_filters_are_400(client: httpx.AsyncClient) -> None:
-    assert (
-        problem(await client.get("/api/v2/auditlog?limit=0", headers=ADMIN), 400)["path"] == "limit"
-    )
-    assert (
-        problem(await client.get("/api/v2/auditlog?before=x", headers=ADMIN), 400)["path"]
-        == "before"
-    )
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("limit=0", "limit"),
+        ("limit=1001", "limit"),
+        ("before=x", "before"),
+        ("after=-1", "after"),
+        # past the year 9999: refused, not overflowed
+        ("before=253402300800000", "before"),
+        ("after=99999999999999999999", "after"),
+    ],
+)
+async def test_bad_filters_are_400(client: httpx.AsyncClient, query: str, path: str) -> None:
+    response = await client.get(f"/api/v2/auditlog?{query}", headers=ADMIN)
+    assert problem(response, 400)["path"] == path
+
+
+async def test_unknown_entry_is_404(client: httpx.AsyncClient) -> None:
     problem(await client.get("/api/v2/auditlog/nope", headers=ADMIN), 404)

@@ -24,6 +24,9 @@ from flagstaff_server.services.ports import (
 )
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# 9999-12-31T23:59:59.999Z, the last moment a datetime holds: larger timestamps are refused at
+# the edge rather than overflowing here.
+MAX_EPOCH_MILLIS = 253_402_300_799_999
 
 
 def epoch_millis(moment: datetime) -> int:

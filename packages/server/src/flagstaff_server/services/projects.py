@@ -107,6 +107,7 @@ def check_request(request: ProjectRequest) -> ProjectRequest:
     field.check_key(request.key, "/key")
     field.check_name(request.name, "/name")
     tags = field.check_tags(list(request.tags), "/tags")
+    field.check_string(request.description, "/description")
     availability = request.default_client_side_availability
     if availability is not None:
         availability = field.check_client_side_availability(

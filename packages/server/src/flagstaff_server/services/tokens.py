@@ -17,6 +17,7 @@ from flagstaff_server.services.access import (
     hash_secret,
     new_secret,
 )
+from flagstaff_server.services.field import check_string
 from flagstaff_server.services.plane import ControlPlane, epoch_millis, new_id
 from flagstaff_server.services.ports import JsonObject, Role, TokenRecord, UnitOfWork
 
@@ -64,6 +65,8 @@ def check_request(uow: UnitOfWork, request: TokenRequest) -> Role:
         raise ValidationError(
             f"name must be 1 to {NAME_MAX_LENGTH} characters, not blank", path="/name"
         )
+    if request.description is not None:
+        check_string(request.description, "/description")
     role = request.role
     if role not in ROLE_RANK:
         raise ValidationError(

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Path, Query
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Plane, Reader
 from flagstaff_server.services import audit
+from flagstaff_server.services.plane import MAX_EPOCH_MILLIS
 from flagstaff_server.services.ports import JsonObject
 
 router = APIRouter(prefix="/auditlog", tags=["audit log"])
 
 EntryId = Annotated[str, Path(alias="entryId", description="The entry's `_id`")]
-EpochMillis = Annotated[int | None, Query(ge=0, description="Epoch milliseconds")]
 
 
 @router.get("", response_model=schema.AuditLog, summary="List audit log entries")
@@ -30,10 +30,12 @@ def list_entries(
         ),
     ] = None,
     before: Annotated[
-        int | None, Query(ge=0, description="Only entries before this epoch ms")
+        int | None,
+        Query(ge=0, le=MAX_EPOCH_MILLIS, description="Only entries before this epoch ms"),
     ] = None,
     after: Annotated[
-        int | None, Query(ge=0, description="Only entries after this epoch ms")
+        int | None,
+        Query(ge=0, le=MAX_EPOCH_MILLIS - 1, description="Only entries after this epoch ms"),
     ] = None,
     q: Annotated[
         str | None, Query(max_length=256, description="Text in the resource name, spec or comment")

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Query, Response, status
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Admin, EnvironmentKey, Plane, ProjectKey, Reader
 from flagstaff_server.services import environments
+from flagstaff_server.services.plane import MAX_EPOCH_MILLIS
 from flagstaff_server.services.ports import JsonObject
 
 router = APIRouter(prefix="/projects/{projectKey}/environments", tags=["environments"])
@@ -17,6 +18,7 @@ Expiry = Annotated[
     int | None,
     Query(
         ge=0,
+        le=MAX_EPOCH_MILLIS,
         description="When the old key stops working, in epoch milliseconds (default: now plus "
         "the server's key grace period)",
     ),
