@@ -231,6 +231,10 @@ def test_big_segment_without_a_port_or_generation_is_not_configured() -> None:
         "kind": "FALLTHROUGH",
         "bigSegmentsStatus": "NOT_CONFIGURED",
     }
+    # Without a port the membership is unknown, but the segment's rules still apply.
+    gold = _agree(BIG, "f", {"kind": "user", "key": "u", "plan": "gold"})
+    assert gold.value == "other"
+    assert gold.reason.big_segments_status is BigSegmentsStatus.NOT_CONFIGURED
     no_generation = {**BIG, "segments": {"big": {"unbounded": True}}}
     port = Memberships({})
     result = _agree(no_generation, "f", {"kind": "user", "key": "u"}, big_segments=port)

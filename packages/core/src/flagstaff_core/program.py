@@ -440,9 +440,11 @@ def _compile_big_segment(
             membership = memberships[key]
         else:
             if scope.big_segments is None:
+                # As the official Python SDK: membership unknown, but the rules still apply.
+                membership = None
                 scope.big_segments_status = BigSegmentsStatus.NOT_CONFIGURED
-                return False
-            membership, scope.big_segments_status = scope.big_segments.membership(key)
+            else:
+                membership, scope.big_segments_status = scope.big_segments.membership(key)
             if memberships is None:
                 memberships = scope.memberships = {}
             memberships[key] = membership
