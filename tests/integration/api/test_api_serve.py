@@ -79,3 +79,30 @@ def test_serve_starts_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> No
     assert environment["apiKey"] in output
     assert f"running at {base}" in output
     assert "Application shutdown complete" in output
+
+
+@pytest.mark.slow
+def test_serve_that_cannot_start_says_why_and_exits_1(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            str(FLAGSTAFF),
+            "serve",
+            "--port",
+            str(free_port()),
+            "--data-dir",
+            str(tmp_path),
+            "--database",
+            "mysql://db.example/flags",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=START_DEADLINE_SECONDS,
+        check=False,
+    )
+    assert result.returncode == 1
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert last_line == (
+        "flagstaff serve: the server did not start: unsupported database 'mysql': "
+        "use sqlite:///PATH or postgresql://..."
+    )
+    assert "Traceback" not in result.stderr

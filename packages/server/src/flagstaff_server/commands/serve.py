@@ -8,6 +8,7 @@ Argument glue only: settings come from here and the environment, the server is a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import signal
 import sys
@@ -139,7 +140,10 @@ def run(args: argparse.Namespace) -> int:
     # being killed by that signal after a clean shutdown.
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, note_stop_signal)
-    uvicorn_server.run()
+    with contextlib.suppress(SystemExit):
+        # uvicorn exits the process itself when startup fails; the reason is reported below
+        uvicorn_server.run()
     if not uvicorn_server.started:
-        raise CommandError("the server did not start (see the log above)")
+        reason = server.asgi.startup_error or "see the log above"
+        raise CommandError(f"the server did not start: {reason}")
     return 0

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from flagstaff_server.errors import FlagstaffError
 from flagstaff_server.http.problem import PROBLEM_MEDIA_TYPE, problem_body
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,8 @@ class RootApp:
     def __init__(self, lifecycle: Lifecycle) -> None:
         self.lifecycle = lifecycle
         self.mounts: list[Mount] = []
+        # Why the last startup failed, for the command that ran the server to report.
+        self.startup_error: str | None = None
 
     def mount(self, owns: PathTest, app: ASGIApp) -> None:
         self.mounts.append(Mount(owns, app))
@@ -95,8 +98,14 @@ class RootApp:
             if message["type"] == "lifespan.startup":
                 try:
                     await self.lifecycle.start()
+                except FlagstaffError as exc:
+                    # expected (bad settings, unreachable database): the message says it all
+                    self.startup_error = exc.message
+                    await send({"type": "lifespan.startup.failed", "message": exc.message})
+                    return
                 except Exception as exc:
                     log.exception("startup failed")
+                    self.startup_error = f"{type(exc).__name__}: {exc}"
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
