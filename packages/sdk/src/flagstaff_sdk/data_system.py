@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -163,17 +164,23 @@ class DataSystem:
         self.store.watch(mark_dirty)
         timing = self.config.timing
         connect = timing.connect_timeout
+        # one TLS context for both clients: building one costs a noticeable fraction of a second
+        tls = await asyncio.to_thread(ssl.create_default_context)
         stream_client = httpx.AsyncClient(
+            verify=tls,
             timeout=httpx.Timeout(
                 connect, read=timing.stream_read_timeout, write=connect, pool=connect
             ),
             trust_env=False,
         )
         poll_client = httpx.AsyncClient(
+            verify=tls,
             timeout=httpx.Timeout(connect, read=timing.read_timeout, write=connect, pool=connect),
             trust_env=False,
         )
         tasks: list[asyncio.Task[None]] = []
+        # the grace period before polling alongside starts when streaming can first be tried
+        self._stream_down_since = self.clock.monotonic()
         try:
             if self._custom is not None:
                 tasks.append(asyncio.create_task(self._run_source(self._custom)))
