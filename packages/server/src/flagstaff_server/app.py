@@ -88,7 +88,10 @@ class Flagstaff:
     def open_store(self) -> Store:
         if self.settings.database_url is None:
             self.settings.data_dir.mkdir(parents=True, exist_ok=True)
-        return SqlStore(self.settings.resolved_database_url)
+        # A delivery-only node must come up during a database outage and serve its disk
+        # snapshot; the API needs the database, so it fails fast instead.
+        connect_later = not self.settings.serves_api
+        return SqlStore(self.settings.resolved_database_url, connect_later=connect_later)
 
     def open_feed(self, store: Store) -> ChangeFeed:
         if self.settings.redis_url:
@@ -120,7 +123,11 @@ class Flagstaff:
         if self.settings.serves_delivery:
             self.delivery = DeliveryNode(
                 self.feed,
-                DeliveryConfig(data_dir=self.settings.data_dir / "delivery"),
+                DeliveryConfig(
+                    data_dir=self.settings.data_dir / "delivery",
+                    limits=self.settings.delivery_limits,
+                    heartbeat_seconds=self.settings.heartbeat_seconds,
+                ),
                 environments=self.environment_records,
             )
             await self.delivery.start()

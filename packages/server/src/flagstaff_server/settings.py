@@ -6,11 +6,14 @@ in `Settings.from_env`, so everything else receives a `Settings` and never looks
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
+
+from flagstaff_server.delivery import DeliveryConfig, Limits
 
 Role = Literal["all", "api", "delivery"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -26,6 +29,14 @@ ADMIN_TOKEN_ENV = "FLAGSTAFF_ADMIN_TOKEN"
 DATABASE_ENV = "FLAGSTAFF_DATABASE_URL"
 REDIS_ENV = "FLAGSTAFF_REDIS_URL"
 KEY_GRACE_ENV = "FLAGSTAFF_KEY_GRACE_SECONDS"
+MAX_STREAMS_ENV = "FLAGSTAFF_MAX_STREAMS"
+FULL_SENDS_ENV = "FLAGSTAFF_FULL_SENDS_PER_SECOND"
+MAX_CONNECTION_AGE_ENV = "FLAGSTAFF_MAX_CONNECTION_AGE_SECONDS"
+HEARTBEAT_ENV = "FLAGSTAFF_HEARTBEAT_SECONDS"
+
+# The delivery knobs default to the values docs/delivery.md argues for.
+_LIMITS = Limits()
+_DELIVERY = DeliveryConfig()
 
 
 class SettingsError(ValueError):
@@ -47,6 +58,13 @@ class Settings:
     admin_token: str | None = field(default=None, repr=False)
     # Create the demo project when the store holds no project yet.
     seed_demo: bool = True
+    # Delivery admission control, per node (docs/delivery.md, "Admission control").
+    max_streams: int = _LIMITS.max_streams
+    full_sends_per_second: float = _LIMITS.full_sends_per_second
+    # 0 turns connection ageing off.
+    max_connection_age_seconds: float = _LIMITS.max_connection_age_seconds
+    # Idle streams get a heartbeat this often; SDKs treat about 5 minutes of silence as dead.
+    heartbeat_seconds: float = _DELIVERY.heartbeat_seconds
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -61,6 +79,31 @@ class Settings:
             raise SettingsError(f"the Redis URL must start with redis://, got {self.redis_url!r}")
         if self.admin_token is not None and not self.admin_token.strip():
             raise SettingsError(f"{ADMIN_TOKEN_ENV} is set but empty")
+        if self.max_streams < 1:
+            raise SettingsError(f"max streams must be at least 1, got {self.max_streams}")
+        if not self.full_sends_per_second > 0:
+            raise SettingsError(
+                f"full sends per second must be above 0, got {self.full_sends_per_second}"
+            )
+        if not self.max_connection_age_seconds >= 0:
+            raise SettingsError(
+                "max connection age must be zero (off) or more seconds, "
+                f"got {self.max_connection_age_seconds}"
+            )
+        if not 0 < self.heartbeat_seconds <= 60:
+            raise SettingsError(
+                f"heartbeat must be above 0 and at most 60 seconds, got {self.heartbeat_seconds}"
+            )
+
+    @property
+    def delivery_limits(self) -> Limits:
+        return Limits(
+            max_streams=self.max_streams,
+            full_sends_per_second=self.full_sends_per_second,
+            # a burst of two seconds' worth, the ratio of the defaults
+            full_send_burst=max(1, round(2 * self.full_sends_per_second)),
+            max_connection_age_seconds=self.max_connection_age_seconds,
+        )
 
     @property
     def resolved_database_url(self) -> str:
@@ -89,6 +132,15 @@ class Settings:
             values["redis_url"] = environ[REDIS_ENV]
         if environ.get(KEY_GRACE_ENV):
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
+        if environ.get(MAX_STREAMS_ENV):
+            values["max_streams"] = parse_int(environ[MAX_STREAMS_ENV], MAX_STREAMS_ENV)
+        for name, env in (
+            ("full_sends_per_second", FULL_SENDS_ENV),
+            ("max_connection_age_seconds", MAX_CONNECTION_AGE_ENV),
+            ("heartbeat_seconds", HEARTBEAT_ENV),
+        ):
+            if environ.get(env):
+                values[name] = parse_float(environ[env], env)
         values.update({name: value for name, value in given.items() if value is not None})
         return cls(**values)  # type: ignore[arg-type]
 
@@ -98,3 +150,13 @@ def parse_int(text: str, name: str) -> int:
         return int(text)
     except ValueError:
         raise SettingsError(f"{name} must be an integer, got {text!r}") from None
+
+
+def parse_float(text: str, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise SettingsError(f"{name} must be a finite number, got {text!r}")
+    return value
