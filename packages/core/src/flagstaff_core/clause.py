@@ -92,7 +92,16 @@ def _contains_test(values: Sequence[Any]) -> Test:
     if len(parts) == 1:
         (only,) = parts
         return lambda v: type(v) is str and only in v
-    return lambda v: type(v) is str and any(part in v for part in parts)
+
+    def test(value: Any) -> bool:
+        if type(value) is not str:
+            return False
+        for part in parts:  # noqa: SIM110 - a loop avoids building a generator per call
+            if part in value:
+                return True
+        return False
+
+    return test
 
 
 def _matches_test(values: Sequence[Any]) -> Test:
@@ -109,7 +118,16 @@ def _matches_test(values: Sequence[Any]) -> Test:
         search = patterns[0].search
         return lambda v: type(v) is str and search(v) is not None
     searches = tuple(p.search for p in patterns)
-    return lambda v: type(v) is str and any(s(v) is not None for s in searches)
+
+    def test(value: Any) -> bool:
+        if type(value) is not str:
+            return False
+        for search in searches:  # noqa: SIM110 - a loop avoids building a generator per call
+            if search(value) is not None:
+                return True
+        return False
+
+    return test
 
 
 def _numbers(values: Sequence[Any]) -> list[float]:
