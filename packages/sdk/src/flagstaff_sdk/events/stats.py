@@ -24,8 +24,6 @@ class DropReason(enum.Enum):
     """Closing with undelivered batches and no spool directory to keep them in."""
     CLOSED = "closed"
     """Recorded after `close()`."""
-    UNENCODABLE = "unencodable"
-    """Custom `data` that is not JSON."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
