@@ -5,70 +5,28 @@ in-memory store, SQLite and PostgreSQL (a throwaway database)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 from flag_api import ADMIN_TOKEN, PROJECT, create_flag, patch
 from flagstaff_server.adapters.clock import system_clock
-from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
-from flagstaff_server.adapters.sql.engine import sqlite_url
-from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Store
-from prerequisites import missing_prerequisite
 
 WRITERS = 10
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A fresh database for this session, dropped afterwards."""
-    try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
-        raise
-    name = f"flagstaff_flags_{secrets.token_hex(6)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    info = admin.info
-    try:
-        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)])
-def racing_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield InMemoryStore()
-        return
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path / "race.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
-    store = SqlStore(url)
-    yield store
-    store.close()
 
 
 @pytest.fixture
-async def racing_api(racing_store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, ControlPlane]]:
+async def racing_api(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, ControlPlane]]:
     plane = ControlPlane(
-        store=racing_store,
-        feed=InProcessChangeFeed(racing_store),
+        store=store,
+        feed=InProcessChangeFeed(store),
         clock=system_clock,
         key_grace=timedelta(hours=1),
         admin_token=ADMIN_TOKEN,

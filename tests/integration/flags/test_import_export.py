@@ -37,6 +37,8 @@ def canonical(data: dict[str, Any]) -> dict[str, Any]:
     return encoded
 
 
+# Hundreds of imports: memory and SQLite suffice; PostgreSQL runs every other test of this suite.
+@pytest.mark.parametrize("store", ["memory", "sqlite"], indirect=True)
 async def test_every_conformance_data_set_round_trips(api: httpx.AsyncClient) -> None:
     data_sets = conformance_data_sets()
     assert len(data_sets) > 20
