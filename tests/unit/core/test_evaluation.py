@@ -252,3 +252,17 @@ def test_segment_rule_for_a_missing_rollout_kind_does_not_match() -> None:
     })  # fmt: skip
     assert evaluate_key(data, "f", Context.create("u")).value == "on"
     assert evaluate_key(data, "f", Context.create("o", "org")).value == "other"
+
+
+def test_a_chain_deeper_than_the_stack_is_an_error_not_an_exception() -> None:
+    depth = 3000
+    flags = {
+        f"f{i}": _flag(prerequisites=[{"key": f"f{i + 1}", "variation": 1}]) for i in range(depth)
+    }
+    flags[f"f{depth}"] = _flag()
+    data = decode_data({"flags": flags})
+    evaluation = evaluate_key(data, "f0", Context.create("u"))
+    assert evaluation.reason.error_kind is ErrorKind.EXCEPTION
+    assert evaluation.value is None
+    shallow = evaluate_key(data, f"f{depth - 10}", Context.create("u"))
+    assert (shallow.value, shallow.reason.kind) == ("on", ReasonKind.FALLTHROUGH)

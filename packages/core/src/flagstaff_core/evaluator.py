@@ -17,6 +17,7 @@ from flagstaff_core.scope import MalformedFlagError, Scope
 _NO_CONTEXT = Evaluation(
     flag=None, detail=EvaluationDetail(None, None, Reason.error(ErrorKind.USER_NOT_SPECIFIED))
 )
+_EXCEPTION_DETAIL = EvaluationDetail(None, None, Reason.error(ErrorKind.EXCEPTION))
 _NOT_FOUND = Evaluation(
     flag=None, detail=EvaluationDetail(None, None, Reason.error(ErrorKind.FLAG_NOT_FOUND))
 )
@@ -50,6 +51,9 @@ def evaluate(
     except MalformedFlagError:
         evaluation = flag._malformed
         scope.big_segments_status = None  # as the official SDKs: an error carries no status
+    except RecursionError:
+        # Prerequisite or segment chains deeper than Python's stack: the SDKs' EXCEPTION error.
+        return build_evaluation(flag, _EXCEPTION_DETAIL, flag.track_events, False, (), ())
     status = scope.big_segments_status
     prerequisites = scope.prerequisites
     if prerequisites is None and status is None:
