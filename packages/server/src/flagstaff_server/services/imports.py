@@ -34,6 +34,7 @@ from flagstaff_server.services.ports import (
     JsonObject,
     SegmentRecord,
 )
+from flagstaff_server.services.race import retry_lost_races
 
 # Segment fields a file carries no value for: an update keeps what the segment already has.
 KEPT_SEGMENT_FIELDS = ("name", "description", "tags", "creationDate")
@@ -73,6 +74,19 @@ def import_data(
     that is above the stored one.
     """
     sdk_flags, sdk_segments = check_data(data)
+    return retry_lost_races(
+        lambda: write_data(plane, actor, project, environment, sdk_flags, sdk_segments)
+    )
+
+
+def write_data(
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    environment: str,
+    sdk_flags: dict[str, Any],
+    sdk_segments: dict[str, Any],
+) -> JsonObject:
     created = updated = 0
     with plane.write(actor) as tx:
         record = environment_record(tx, project, environment)
@@ -153,10 +167,7 @@ def import_flag(
         for other in others:
             flags.announce(tx, project, document, other.key)
     else:
-        tx.uow.flags.replace(
-            FlagRecord(project=project, key=key, version=int(document["_version"]), doc=document),
-            expected_version=existing.version,
-        )
+        flags.store_flag(tx, existing, document)
     tx.audit(
         kind="flag",
         resource=flags.resource_of(project, key),
@@ -206,7 +217,7 @@ def import_segment(
     if existing is None:
         tx.uow.segments.add(record)
     else:
-        tx.uow.segments.replace(record, expected_version=existing.version)
+        segments.store_segment(tx, existing, record)
     tx.audit(
         kind="segment",
         resource=segments.resource_of(project, environment.key, key),

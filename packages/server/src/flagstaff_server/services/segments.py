@@ -167,13 +167,7 @@ def try_patch_segment(
         document = bump.document
         if not bump.changed:
             return present_segment(record.doc, project_key=project, environment_key=environment)
-        try:
-            tx.uow.segments.replace(
-                replace(record, version=int(document["version"]), doc=document),
-                expected_version=record.version,
-            )
-        except VersionConflict as exc:
-            raise LostRace(f"segment {key!r} changed while this edit was applied") from exc
+        store_segment(tx, record, replace(record, version=int(document["version"]), doc=document))
         tx.audit(
             kind="segment",
             resource=resource_of(project, environment, key),
@@ -187,12 +181,29 @@ def try_patch_segment(
     return present_segment(document, project_key=project, environment_key=environment)
 
 
+def store_segment(tx: Transaction, existing: SegmentRecord, record: SegmentRecord) -> None:
+    """Compare-and-set an edited segment; losing to a concurrent writer is a `LostRace`."""
+    try:
+        tx.uow.segments.replace(record, expected_version=existing.version)
+    except VersionConflict as exc:
+        raise LostRace(f"segment {record.key!r} changed while this edit was applied") from exc
+
+
 def delete_segment(
+    plane: ControlPlane, actor: Actor, project: str, environment: str, key: str
+) -> None:
+    retry_lost_races(lambda: try_delete_segment(plane, actor, project, environment, key))
+
+
+def try_delete_segment(
     plane: ControlPlane, actor: Actor, project: str, environment: str, key: str
 ) -> None:
     with plane.write(actor) as tx:
         record = get_record(tx.uow, project, environment, key)
-        tx.uow.segments.delete(project, environment, key, expected_version=record.version)
+        try:
+            tx.uow.segments.delete(project, environment, key, expected_version=record.version)
+        except VersionConflict as exc:
+            raise LostRace(f"segment {key!r} changed while it was deleted") from exc
         tx.audit(
             kind="segment",
             resource=resource_of(project, environment, key),
