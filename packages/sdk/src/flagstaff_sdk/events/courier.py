@@ -82,6 +82,8 @@ class Courier:
         """The service's clock (`Date` header) at the last response; read by the actor."""
         self._thread = threading.Thread(target=self._run, name="flagstaff-events-courier")
         self._thread.daemon = True
+        if len(spool):
+            self._retry_at = clock.monotonic()  # batches left by an earlier process go first
         self._publish_spool()
 
     def start(self) -> None:

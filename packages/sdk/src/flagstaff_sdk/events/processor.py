@@ -101,6 +101,7 @@ class EventProcessor:
         self._events_in_last_batch = 0
         self._stream_inits: list[dict[str, Any]] = []
         self._deduplicated = 0
+        self._next_flush = self._next_index_reset = self._next_diagnostic = 0.0
         spool: Spool = (
             MemorySpool(options.spool_max_bytes)
             if options.spool_dir is None
@@ -197,9 +198,9 @@ class EventProcessor:
     def _run(self) -> None:
         options = self._options
         now = self._clock.monotonic()
-        next_flush = now + options.flush_interval
-        next_index_reset = now + options.context_keys_flush_interval
-        next_diagnostic = now + options.diagnostic_interval
+        self._next_flush = now + options.flush_interval
+        self._next_index_reset = now + options.context_keys_flush_interval
+        self._next_diagnostic = now + options.diagnostic_interval
         if not options.diagnostic_opt_out:
             init = diagnostic.init_event(self._now_ms(), self._identity, self._config, options)
             self._courier.submit(Diagnostic(_encode([init])[1:-1]))
@@ -208,6 +209,7 @@ class EventProcessor:
             self._wake.clear()
             try:
                 self._drain()
+                self._tick()
                 while True:
                     try:
                         control = self._control.get_nowait()
@@ -219,21 +221,27 @@ class EventProcessor:
                         self._courier.stop(control.timeout)
                         return
                     self._obey(control)
-                now = self._clock.monotonic()
-                if now >= next_flush:
-                    next_flush = now + options.flush_interval
-                    self._flush()
-                if now >= next_index_reset:
-                    next_index_reset = now + options.context_keys_flush_interval
-                    self._index.clear()
-                if now >= next_diagnostic and not options.diagnostic_opt_out:
-                    next_diagnostic = now + options.diagnostic_interval
-                    self._send_diagnostic()
             except Exception:
                 # one bad event must not stop the actor; what it was building is lost and logged
                 log.exception("Flagstaff event processing failed unexpectedly")
 
+    def _tick(self) -> None:
+        """Run the timers that are due by the injected clock."""
+        options = self._options
+        now = self._clock.monotonic()
+        if now >= self._next_flush:
+            self._next_flush = now + options.flush_interval
+            self._flush()
+        if now >= self._next_index_reset:
+            self._next_index_reset = now + options.context_keys_flush_interval
+            self._index.clear()
+        if now >= self._next_diagnostic and not options.diagnostic_opt_out:
+            self._next_diagnostic = now + options.diagnostic_interval
+            self._send_diagnostic()
+
     def _obey(self, control: _Control) -> None:
+        # timers first: whatever a test or caller did to the clock before asking is seen
+        self._tick()
         if isinstance(control, _Flush):
             self._drain()
             self._flush()
