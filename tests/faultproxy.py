@@ -38,6 +38,7 @@ class Fault:
     after_bytes: int = 0
     status: int = 503
     retry_after: int | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 PASS = Fault()
@@ -129,6 +130,7 @@ class FaultProxy:
                     return
                 if fault.kind == "status":
                     extra = f"Retry-After: {fault.retry_after}\r\n" if fault.retry_after else ""
+                    extra += "".join(f"{name}: {value}\r\n" for name, value in fault.headers)
                     writer.write(
                         (
                             f"HTTP/1.1 {fault.status} Fault\r\nContent-Length: 0\r\n{extra}"

@@ -197,3 +197,25 @@ def test_with_neither_network_nor_cache_evaluations_say_client_not_ready(tmp_pat
             # and the client keeps trying: once the endpoint is back it has data
             proxy.heal()
             wait_until(lambda: client.variation("a", USER, None) == "on-1", what="recovery")
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault("status", status=404),
+        Fault("status", status=403, headers=(("X-LD-FD-Fallback", "true"),)),
+    ],
+    ids=["404", "fallback-header"],
+)
+def test_a_service_without_fdv2_gets_fdv1_requests(fault: Fault) -> None:
+    feed, outbox = seeded()
+    with proxied(feed) as proxy:
+        proxy.set(fault, paths=("/sdk/stream", "/sdk/poll"))
+        with Client(sdk_config(proxy.url)) as client:
+            assert client.variation("a", USER, None) == "on-1"
+            assert _status_source(client) == "stream"
+            assert proxy.count("/all") >= 1
+            value = set_flag_value(outbox, 2)
+            wait_until(lambda: client.variation("a", USER, None) == value)
+            # the fallback is remembered: FDv2 was asked once, not on every reconnect
+            assert proxy.count("/sdk/stream") == 1
