@@ -1,5 +1,6 @@
 """Management API throughput: flag reads (GET) and flag patches (semantic patch turnFlagOn/Off)
-against a real `flagstaff serve` process on SQLite and on PostgreSQL.
+against a real `flagstaff serve` process on SQLite and on PostgreSQL, beside `GET /status` as the
+floor set by the server and the load generator themselves.
 
 Run `python -m bench.api`; prints requests per second with latency percentiles and writes
 `build/bench/api.json`. Every phase is bounded by a request count and a time limit.
@@ -161,7 +162,9 @@ async def hammer(
                 issued += 1
                 key = f"flag-{(number + sequence) % 20}"
                 begin = time.perf_counter()
-                if operation == "read":
+                if operation == "status":
+                    response = await client.get("/status")
+                elif operation == "read":
                     response = await client.get(f"/api/v2/flags/bench/{key}")
                 else:
                     kind = "turnFlagOn" if sequence % 2 == 0 else "turnFlagOff"
@@ -195,7 +198,13 @@ async def hammer(
 def measure(backend: str, url: str, args: argparse.Namespace) -> list[Measurement]:
     seed(url)
     results = []
-    for operation, concurrency in (("read", args.concurrency), ("patch", args.patch_concurrency)):
+    # `status` is the floor: the same server answering its cheapest request, no store involved.
+    phases = (
+        ("status", args.concurrency),
+        ("read", args.concurrency),
+        ("patch", args.patch_concurrency),
+    )
+    for operation, concurrency in phases:
         # A short warm-up so connection set-up and first-request costs are not measured.
         asyncio.run(
             hammer(url, backend=backend, operation=operation, concurrency=2, count=50, seconds=5)
