@@ -142,6 +142,10 @@ def _compile_rollout(
     return choose
 
 
+def _always(context: Context, scope: Scope | None) -> bool:
+    return True
+
+
 def _value_getter(path: tuple[str, ...] | None) -> Callable[[dict[str, Any]], Any] | None:
     if path is None:
         return None
@@ -201,7 +205,7 @@ def compile_flag(flag: Flag) -> CompiledFlag:
     prerequisite_check = _compile_prerequisites(flag, results) if flag.prerequisites else None
     target_steps = _compile_target_steps(flag, results)
 
-    rule_steps: list[tuple[tuple[Matcher, ...], Evaluation | None, Outcome | None]] = []
+    rule_steps: list[tuple[Matcher, tuple[Matcher, ...], Evaluation | None, Outcome | None]] = []
     for index, rule in enumerate(flag.rules):
         matchers, uses_segments = _compile_clause_list(rule.clauses)
         needs_scope = needs_scope or uses_segments
@@ -214,10 +218,12 @@ def compile_flag(flag: Flag) -> CompiledFlag:
             outcome = _compile_rollout(results, rule.rollout, reason, rule.track_events)
         else:
             outcome = results.malformed
+        first = matchers[0] if matchers else _always
+        rest = tuple(matchers[1:])
         if isinstance(outcome, Evaluation):
-            rule_steps.append((tuple(matchers), outcome, None))
+            rule_steps.append((first, rest, outcome, None))
         else:
-            rule_steps.append((tuple(matchers), None, outcome))
+            rule_steps.append((first, rest, None, outcome))
 
     if flag.fallthrough.variation is not None:
         fallthrough: Outcome | Evaluation = results.result(flag.fallthrough.variation, _FALLTHROUGH)
@@ -254,9 +260,12 @@ def compile_flag(flag: Flag) -> CompiledFlag:
                     hit = table.get(key)
                     if hit is not None:
                         return hit
-        for clauses, fixed, rollout in rules:
-            # Clauses are looped here rather than composed, saving a call per rule.
-            for clause in clauses:
+        for first, rest, fixed, rollout in rules:
+            # Clauses are checked here rather than composed, saving a call per rule; most rules
+            # fail on their first clause.
+            if not first(context, scope):
+                continue
+            for clause in rest:
                 if not clause(context, scope):
                     break
             else:
