@@ -54,8 +54,10 @@ class FlagQuery:
     offset: int = 0
 
 
-def get_record(uow: UnitOfWork, project: str, key: str) -> FlagRecord:
-    record = uow.flags.get(project, key)
+def get_record(uow: UnitOfWork, project: str, key: str, *, for_update: bool = False) -> FlagRecord:
+    """The stored flag; `for_update` (in a writing unit of work) makes concurrent writers of the
+    same flag wait for this transaction instead of racing it."""
+    record = uow.flags.get(project, key, for_update=for_update)
     if record is None:
         if uow.projects.get(project) is None:
             raise NotFound(f"no project {project!r}")
@@ -202,7 +204,7 @@ def try_patch_flag(
     plane: ControlPlane, actor: Actor, project: str, key: str, request: EditRequest
 ) -> JsonObject:
     with plane.write(actor) as tx:
-        record = get_record(tx.uow, project, key)
+        record = get_record(tx.uow, project, key, for_update=True)
         if request.expected_version is not None and request.expected_version != record.version:
             raise VersionConflict(
                 f"flag {key!r} is at version {record.version}, not {request.expected_version}",
@@ -291,6 +293,7 @@ def remove(tx: Transaction, record: FlagRecord, *, comment: str | None, patch: o
 def delete_flag(plane: ControlPlane, actor: Actor, project: str, key: str) -> None:
     def attempt() -> None:
         with plane.write(actor) as tx:
-            remove(tx, get_record(tx.uow, project, key), comment=None, patch=None)
+            record = get_record(tx.uow, project, key, for_update=True)
+            remove(tx, record, comment=None, patch=None)
 
     retry_lost_races(attempt)

@@ -123,7 +123,7 @@ def import_flag(
     """Write one flag's configuration in `environment`; True when the flag is new."""
     project = environment.project
     now_ms = epoch_millis(tx.now)
-    existing = tx.uow.flags.get(project, key)
+    existing = tx.uow.flags.get(project, key, for_update=True)
     path = f"/flags/{key}"
     if existing is None:
         # A new flag exists in every environment of the project: not for environment-scoped tokens.
@@ -185,7 +185,7 @@ def import_segment(
     """Write one segment of `environment`; True when it is new."""
     project = environment.project
     now_ms = epoch_millis(tx.now)
-    existing = tx.uow.segments.get(project, environment.key, key)
+    existing = tx.uow.segments.get(project, environment.key, key, for_update=True)
     try:
         document = segment_document_from_sdk(
             sdk_segment, now_ms=now_ms, new_id=new_import_id, key=key

@@ -1,4 +1,5 @@
-"""Retrying a write that lost a compare-and-set race to a concurrent writer.
+"""Retrying a write that lost a compare-and-set race to a concurrent writer. Use cases read what
+they edit `for_update`, so writers of one row queue instead of racing; this is the safety net.
 
 A use case re-reads and re-applies its edit from scratch, so version tests the caller asked for are
 checked again against the winner's state (and fail there with a plain `VersionConflict`). Runs in

@@ -44,8 +44,11 @@ def check_environment(uow: UnitOfWork, project: str, environment: str) -> None:
         raise NotFound(f"no environment {environment!r} in project {project!r}")
 
 
-def get_record(uow: UnitOfWork, project: str, environment: str, key: str) -> SegmentRecord:
-    record = uow.segments.get(project, environment, key)
+def get_record(
+    uow: UnitOfWork, project: str, environment: str, key: str, *, for_update: bool = False
+) -> SegmentRecord:
+    """The stored segment; `for_update` as for flags."""
+    record = uow.segments.get(project, environment, key, for_update=for_update)
     if record is None:
         check_environment(uow, project, environment)
         raise NotFound(f"no segment {key!r} in {project}/{environment}")
@@ -155,7 +158,7 @@ def try_patch_segment(
     request: EditRequest,
 ) -> JsonObject:
     with plane.write(actor) as tx:
-        record = get_record(tx.uow, project, environment, key)
+        record = get_record(tx.uow, project, environment, key, for_update=True)
         if request.expected_version is not None and request.expected_version != record.version:
             raise VersionConflict(
                 f"segment {key!r} is at version {record.version}, not {request.expected_version}",
@@ -199,7 +202,7 @@ def try_delete_segment(
     plane: ControlPlane, actor: Actor, project: str, environment: str, key: str
 ) -> None:
     with plane.write(actor) as tx:
-        record = get_record(tx.uow, project, environment, key)
+        record = get_record(tx.uow, project, environment, key, for_update=True)
         try:
             tx.uow.segments.delete(project, environment, key, expected_version=record.version)
         except VersionConflict as exc:
