@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import httpx
+
 from flagstaff_sdk.clock import Clock, SystemClock
 from flagstaff_sdk.errors import ConfigError
 
@@ -140,6 +142,8 @@ class Config:
     application_id: str | None = None
     application_version: str | None = None
     wrapper: str | None = None
+    http_transport: httpx.AsyncBaseTransport | None = None
+    """Replaces httpx's network transport for every request (mTLS, proxies, tests)."""
     clock: Clock = field(default_factory=SystemClock)
     random: Callable[[], float] = random.random
 
@@ -162,10 +166,6 @@ class Config:
         object.__setattr__(self, "data_files", tuple(Path(p) for p in self.data_files))
         if self.auto_reload and not self.data_files:
             raise ConfigError("auto_reload needs data_files")
-
-    @property
-    def uses_network(self) -> bool:
-        return not self.offline and not self.data_files and self.data_source is None
 
     def headers(self, user_agent: str) -> dict[str, str]:
         """Request headers every SDK request carries (protocol reference §1.2)."""

@@ -71,6 +71,7 @@ class DataSystem:
             threshold=timing.failover_after_failures,
         )
         self.settled = threading.Event()
+        self._stop_requested = threading.Event()
         self.headers = config.headers(USER_AGENT)
         self._lock = threading.Lock()
         self._status = DataSourceStatus(state=DataSourceState.INITIALIZING, since=self.clock.wall())
@@ -134,24 +135,33 @@ class DataSystem:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        loop, stopping = self._loop, self._stopping
-        if loop is not None and stopping is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(stopping.set)
+        # The flag covers a stop before the loop exists; the callback one while it runs.
+        self._stop_requested.set()
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already finished
+                loop.call_soon_threadsafe(self._on_stop)
         if self._thread is not None:
             self._thread.join(timeout)
         self._set_status(DataSourceState.OFF)
+
+    def _on_stop(self) -> None:
+        if self._stopping is not None:
+            self._stopping.set()
 
     def _run_loop(self) -> None:
         loop = asyncio.new_event_loop()
         self._loop = loop
         try:
             loop.run_until_complete(self._main())
+            loop.run_until_complete(loop.shutdown_default_executor())
         finally:
             loop.close()
 
     async def _main(self) -> None:
         self._stopping = asyncio.Event()
+        if self._stop_requested.is_set():
+            return
         self._changed = asyncio.Event()
         self._switch = asyncio.Event()
         self._cache_dirty = asyncio.Event()
@@ -159,15 +169,18 @@ class DataSystem:
         cache_dirty = self._cache_dirty
 
         def mark_dirty() -> None:
-            loop.call_soon_threadsafe(cache_dirty.set)
+            with contextlib.suppress(RuntimeError):  # a change arriving after close
+                loop.call_soon_threadsafe(cache_dirty.set)
 
         self.store.watch(mark_dirty)
         timing = self.config.timing
         connect = timing.connect_timeout
         # one TLS context for both clients: building one costs a noticeable fraction of a second
         tls = await asyncio.to_thread(ssl.create_default_context)
+        transport = self.config.http_transport
         stream_client = httpx.AsyncClient(
             verify=tls,
+            transport=transport,
             timeout=httpx.Timeout(
                 connect, read=timing.stream_read_timeout, write=connect, pool=connect
             ),
@@ -175,6 +188,7 @@ class DataSystem:
         )
         poll_client = httpx.AsyncClient(
             verify=tls,
+            transport=transport,
             timeout=httpx.Timeout(connect, read=timing.read_timeout, write=connect, pool=connect),
             trust_env=False,
         )
@@ -264,21 +278,21 @@ class DataSystem:
             )
             switch = asyncio.create_task(self._switch.wait())
             try:
-                done, _pending = await asyncio.wait(
-                    {attempt, switch}, return_when=asyncio.FIRST_COMPLETED
-                )
+                await asyncio.wait({attempt, switch}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 switch.cancel()
-            if attempt not in done:
-                attempt.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await attempt
+                if not attempt.done():  # switching regions, or the client is closing
+                    attempt.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await attempt
+            if attempt.cancelled():
                 self._set_stream_valid(False, region)
                 continue  # a better region is back: reconnect there at once
             error = attempt.exception()
             self._set_stream_valid(False, region)
             if isinstance(error, FallbackToFdv1):
                 region.fdv1 = True
+                region.poll_etag = None
                 log.info("%s asked for FDv1; using it from now on", region.name)
                 continue
             if error is None or not isinstance(error, Exception):
@@ -377,6 +391,7 @@ class DataSystem:
                 )
             except FallbackToFdv1:
                 region.fdv1 = True
+                region.poll_etag = None
                 continue
             except Exception as exc:
                 self.regions.failed(region)
