@@ -327,3 +327,15 @@ async def test_without_token_is_401_and_reader_cannot_patch(api: httpx.AsyncClie
         api, f"{FLAGS}/f1", [{"op": "replace", "path": "/name", "value": "x"}], **reader
     )
     assert refused.status_code == 403
+
+
+async def test_merge_patch_with_comment(api: httpx.AsyncClient, plane: ControlPlane) -> None:
+    await create_flag(api, "f1")
+    response = await patch(
+        api,
+        f"{FLAGS}/f1",
+        {"comment": "describe", "merge": {"description": "merged", "temporary": False}},
+    )
+    assert response.status_code == 200, response.text
+    assert (response.json()["description"], response.json()["temporary"]) == ("merged", False)
+    assert audit_for(plane, "f1")[0].comment == "describe"
