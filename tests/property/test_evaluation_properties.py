@@ -1,0 +1,48 @@
+"""Properties of evaluation over any decodable data: it never raises and its results are coherent.
+
+Generated data includes prerequisite cycles, missing prerequisites and segments, segment cycles,
+out-of-range variations and empty rollouts, so every error path runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flagstaff_core import ReasonKind, decode_context, decode_data, evaluate, evaluate_key
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import MISSING_FLAG_KEY, contexts, data_sets
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=data_sets(), context_list=st.lists(contexts(), min_size=1, max_size=5))
+def test_evaluate_never_raises_and_value_matches_variation_index(
+    data: dict[str, Any], context_list: list[dict[str, Any]]
+) -> None:
+    flag_data = decode_data(data)
+    for context_json in context_list:
+        context = decode_context(context_json)
+        for key, flag_json in data["flags"].items():
+            flag = flag_data.flag(key)
+            assert flag is not None
+            detail = evaluate(flag, context, flag_data).detail
+            if detail.variation_index is None:
+                assert detail.value is None
+            else:
+                assert detail.value == flag_json["variations"][detail.variation_index]
+            if detail.reason.kind is ReasonKind.ERROR:
+                assert detail.variation_index is None
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=data_sets(), context=contexts())
+def test_missing_flag_and_missing_context_are_errors_not_exceptions(
+    data: dict[str, Any], context: dict[str, Any]
+) -> None:
+    flag_data = decode_data(data)
+    missing = evaluate_key(flag_data, MISSING_FLAG_KEY, decode_context(context)).detail
+    assert missing.reason.to_json() == {"kind": "ERROR", "errorKind": "FLAG_NOT_FOUND"}
+    for key in data["flags"]:
+        no_context = evaluate_key(flag_data, key, None).detail
+        assert no_context.reason.to_json() == {"kind": "ERROR", "errorKind": "USER_NOT_SPECIFIED"}
+        assert no_context.variation_index is None

@@ -1,0 +1,510 @@
+"""Hypothesis strategies for LaunchDarkly SDK-format data sets, flags, segments and contexts (JSON).
+
+Values come from small shared pools, so clauses, targets, segments and rollouts meet generated
+contexts often enough to reach every branch of evaluation. Only generates data; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+# Failing examples are replayed locally from .hypothesis/; CI starts clean, so it keeps no database.
+settings.register_profile(
+    "flagstaff-ci",
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+if os.environ.get("CI", "").lower() == "true":
+    settings.load_profile("flagstaff-ci")
+
+Json = Any
+
+FLAG_KEYS = ("f0", "f1", "f2", "f3", "f4")
+SEGMENT_KEYS = ("s0", "s1", "s2", "s3")
+MISSING_FLAG_KEY = "no-such-flag"
+MISSING_SEGMENT_KEY = "no-such-segment"
+KINDS = ("user", "org", "device")
+CONTEXT_KEYS = ("k0", "k1", "k2", "k3", "a:b", "x%y")
+SALTS = ("", "salt", "5f2c8e")
+
+STRINGS = (
+    "",
+    "alpha",
+    "Alpha",
+    "alphabet",
+    "beta",
+    "gold",
+    "silver",
+    "a@example.com",
+    "b@test.org",
+    "k0",
+    "org",
+    "user",
+)
+SEMVERS = (
+    "1.2.3",
+    "1.2",
+    "2",
+    "1.2.3-rc.1",
+    "1.2.3-rc.2",
+    "1.2.3+build.5",
+    "2.0.0-alpha",
+    "10.0.0",
+    "02.0.0",
+    "v1.0.0",
+    "1.2.3.4",
+    "2-rc",
+    "1.2-beta",
+    "1.0.0-0a",
+    "1.0.0-rc.01",
+    "1.2.3\n",
+)
+# The first three name the same instant, so `before`/`after` meet equal instants; the last five are
+# invalid (a trailing newline must not slip past a `$` anchor).
+TIMESTAMPS = (
+    "2024-01-01T00:00:00Z",
+    "2024-01-01T02:00:00+02:00",
+    "2024-01-01t00:00:00z",
+    "2023-12-31T23:59:59Z",
+    "2024-06-15T12:30:00.5Z",
+    "2024-01-01",
+    "1704067200000",
+    "2024-01-01T00:00:00",
+    "2024-01-01T23:59:60Z",
+    "2024-01-01T00:00:00Z\n",
+)
+# Unix milliseconds: 2024-01-01T00:00:00Z, one second earlier, 2024-06-15T12:30:00.5Z.
+# No number needs an exponent: the official SDK's file data source reads JSON with PyYAML when
+# that is installed, and YAML 1.1 reads `1e+20` as a string.
+MILLIS = (1704067200000, 1704067199000, 1718454600500, 1704067200000.5)
+NUMBERS = (0, 1, -1, 2, 1.5, 3.0, 10, 100, -2.25)
+REGEXES = ("^al", "pha$", "a.c", "[0-9]+", "gold|silver", "^$", r"\.", "@example\\.com$", "(")
+SCALARS: tuple[Json, ...] = (
+    STRINGS + SEMVERS + TIMESTAMPS + NUMBERS + MILLIS + KINDS + CONTEXT_KEYS + (True, False)
+)
+
+VARIATION_VALUES: tuple[Json, ...] = (
+    True,
+    False,
+    0,
+    1,
+    2.5,
+    "on",
+    "off",
+    "",
+    None,
+    [1, "a"],
+    {"a": 1, "b": [True]},
+)
+
+OPERATORS = (
+    "in",
+    "startsWith",
+    "endsWith",
+    "contains",
+    "matches",
+    "lessThan",
+    "lessThanOrEqual",
+    "greaterThan",
+    "greaterThanOrEqual",
+    "before",
+    "after",
+    "semVerEqual",
+    "semVerLessThan",
+    "semVerGreaterThan",
+    "segmentMatch",
+)
+
+# Custom attributes a context may carry, each with the pool its value usually comes from.
+ATTRIBUTE_POOLS: dict[str, tuple[Json, ...]] = {
+    "email": STRINGS,
+    "plan": STRINGS,
+    "age": NUMBERS + MILLIS,
+    "score": NUMBERS,
+    "version": SEMVERS,
+    "created": TIMESTAMPS + MILLIS,
+    "beta": (True, False),
+    "a/b": STRINGS,
+}
+# Top-level names a clause without contextKind reads literally (slashes included).
+LITERAL_ATTRIBUTES = (
+    "key",
+    "name",
+    "kind",
+    "anonymous",
+    "tags",
+    "address",
+    "missing",
+    "/address/city",
+    *ATTRIBUTE_POOLS,
+)
+# Attribute references for clauses and rollouts that have a context kind.
+REFERENCE_ATTRIBUTES = (
+    "key",
+    "name",
+    "kind",
+    "/kind",
+    "anonymous",
+    "tags",
+    "missing",
+    "/address/city",
+    "/address/street",
+    "/address/city/x",
+    "/a~1b",
+    "/email",
+    *(name for name in ATTRIBUTE_POOLS if "/" not in name),
+)
+BUCKET_BY_LITERALS = ("key", "name", "email", "plan", "age", "score", "beta", "missing", "a/b")
+BUCKET_BY_REFERENCES = ("key", "name", "email", "age", "score", "/address/city", "/a~1b", "missing")
+
+
+def rarely(draw: st.DrawFn, one_in: int = 10) -> bool:
+    """True about once in `one_in` draws, for the unusual cases that should still appear.
+
+    The rare case is a high draw, so failing examples shrink toward the common case; the wide range
+    keeps Hypothesis's extra weight on boundary values from making rare cases common.
+    """
+    return draw(st.integers(0, 999)) >= 1000 - 1000 // one_in
+
+
+# The generators below draw integers and pick from tuples instead of building nested strategy
+# objects: a fresh strategy per draw costs Hypothesis a validation pass, and dominated run time.
+def coin(draw: st.DrawFn) -> bool:
+    return draw(st.booleans())
+
+
+def pick(draw: st.DrawFn, pool: Sequence[Json]) -> Json:
+    return pool[draw(st.integers(0, len(pool) - 1))]
+
+
+def pick_some(
+    draw: st.DrawFn, pool: Sequence[Json], max_size: int, *, min_size: int = 0, unique: bool = False
+) -> list[Json]:
+    """`min_size`..`max_size` items of `pool`; distinct ones when `unique`."""
+    remaining = list(pool)
+    if unique:
+        max_size = min(max_size, len(remaining))
+    chosen = []
+    for _ in range(draw(st.integers(min_size, max_size))):
+        index = draw(st.integers(0, len(remaining) - 1))
+        chosen.append(remaining.pop(index) if unique else remaining[index])
+    return chosen
+
+
+def variation_index(draw: st.DrawFn, count: int) -> int:
+    """A valid index into `count` variations, or rarely one past the end (a malformed flag)."""
+    if count == 0 or rarely(draw, 40):
+        return count
+    return draw(st.integers(0, count - 1))
+
+
+def draw_clause_values(draw: st.DrawFn, op: str, segment_keys: Sequence[str]) -> list[Json]:
+    if op == "segmentMatch":
+        pool: tuple[Json, ...] = (*segment_keys, MISSING_SEGMENT_KEY)
+    elif op in ("startsWith", "endsWith", "contains"):
+        pool = (*STRINGS, *KINDS, *CONTEXT_KEYS, 1)
+    elif op == "matches":
+        pool = (*REGEXES, 1)
+    elif op in ("lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"):
+        pool = (*NUMBERS, *MILLIS, "1", True)
+    elif op in ("before", "after"):
+        pool = (*TIMESTAMPS, *MILLIS, True)
+    elif op.startswith("semVer"):
+        pool = (*SEMVERS, 1)
+    else:
+        # `in` compares type-strictly. Clause values are scalars: the Python SDK deep-compares
+        # arrays and objects while Go never matches them, so composites have no agreed meaning.
+        pool = SCALARS
+    return pick_some(draw, pool, 3, min_size=1)
+
+
+def draw_clause(draw: st.DrawFn, segment_keys: Sequence[str]) -> dict[str, Json]:
+    # segmentMatch gets extra weight: it is the only way flags reach segments.
+    op = "segmentMatch" if segment_keys and rarely(draw, 5) else pick(draw, OPERATORS)
+    clause: dict[str, Json] = {
+        "attribute": "",
+        "op": op,
+        "values": draw_clause_values(draw, op, segment_keys),
+        "negate": coin(draw),
+    }
+    if op == "segmentMatch":
+        return clause
+    if coin(draw):
+        clause["contextKind"] = pick(draw, KINDS)
+        clause["attribute"] = pick(draw, REFERENCE_ATTRIBUTES)
+    else:
+        clause["attribute"] = pick(draw, LITERAL_ATTRIBUTES)
+    return clause
+
+
+def draw_clauses(draw: st.DrawFn, segment_keys: Sequence[str], max_size: int) -> list[Json]:
+    return [draw_clause(draw, segment_keys) for _ in range(draw(st.integers(0, max_size)))]
+
+
+def draw_weighted_variations(draw: st.DrawFn, variation_count: int) -> list[dict[str, Json]]:
+    """1-3 weighted variations summing to 100000, or rarely any weights (or none: malformed)."""
+    if rarely(draw, 25):
+        return []
+    count = draw(st.integers(1, 3))
+    if rarely(draw, 5):
+        weights = [draw(st.integers(0, 100000)) for _ in range(count)]
+    else:
+        cuts = sorted(draw(st.integers(0, 100000)) for _ in range(count - 1))
+        weights = [high - low for low, high in itertools.pairwise([0, *cuts, 100000])]
+    return [
+        {
+            "variation": variation_index(draw, variation_count),
+            "weight": weight,
+            "untracked": coin(draw),
+        }
+        for weight in weights
+    ]
+
+
+def draw_rollout(draw: st.DrawFn, variation_count: int) -> dict[str, Json]:
+    rollout: dict[str, Json] = {"variations": draw_weighted_variations(draw, variation_count)}
+    kind = pick(draw, (None, "rollout", "experiment"))
+    if kind is not None:
+        rollout["kind"] = kind
+    if coin(draw):
+        rollout["contextKind"] = pick(draw, KINDS)
+        bucket_by_pool = BUCKET_BY_REFERENCES
+    else:
+        bucket_by_pool = BUCKET_BY_LITERALS
+    if coin(draw):
+        rollout["bucketBy"] = pick(draw, bucket_by_pool)
+    if rarely(draw, 3):
+        rollout["seed"] = draw(st.integers(-(2**31), 2**31 - 1))
+    return rollout
+
+
+def draw_variation_or_rollout(draw: st.DrawFn, variation_count: int) -> dict[str, Json]:
+    if coin(draw):
+        return {"variation": variation_index(draw, variation_count)}
+    return {"rollout": draw_rollout(draw, variation_count)}
+
+
+def draw_flag_rules(
+    draw: st.DrawFn, variation_count: int, segment_keys: Sequence[str]
+) -> list[Json]:
+    rules = []
+    for index in range(draw(st.integers(0, 3))):
+        rule: dict[str, Json] = {
+            "id": f"rule-{index}",
+            "clauses": draw_clauses(draw, segment_keys, 3),
+            "trackEvents": coin(draw),
+        }
+        rule.update(draw_variation_or_rollout(draw, variation_count))
+        rules.append(rule)
+    return rules
+
+
+def draw_targets(draw: st.DrawFn, variation_count: int) -> tuple[list[Json], list[Json]]:
+    """`targets` and `contextTargets` over the small key pool.
+
+    A user-kind contextTargets entry always has empty `values` (its keys live in `targets`), as
+    LaunchDarkly writes them: Python ignores such an entry's own values while Go reads them, so
+    non-empty ones have no agreed meaning.
+    """
+    # One past the end (a malformed target) only rarely.
+    variations = range(variation_count + 1 if rarely(draw, 20) else variation_count)
+    targets = [
+        {"variation": variation, "values": pick_some(draw, CONTEXT_KEYS, 3)}
+        for variation in pick_some(draw, variations, 2, unique=True)
+    ]
+    context_targets: list[Json] = []
+    if coin(draw):
+        for kind in pick_some(draw, KINDS, 3, unique=True):
+            variation = pick(draw, variations)
+            values = [] if kind == "user" else pick_some(draw, CONTEXT_KEYS, 3)
+            context_targets.append({"contextKind": kind, "variation": variation, "values": values})
+    return targets, context_targets
+
+
+def draw_prerequisites(draw: st.DrawFn, index: int, flag_keys: Sequence[str]) -> list[Json]:
+    """Prerequisites on later flags (acyclic), rarely on any key, itself or a missing key."""
+    later = flag_keys[index + 1 :]
+    result = []
+    for _ in range(pick(draw, (0, 0, 1, 2))):
+        if later and not rarely(draw, 8):
+            key = pick(draw, later)
+        else:
+            key = pick(draw, (*flag_keys, MISSING_FLAG_KEY))
+        result.append({"key": key, "variation": pick(draw, (0, 1, 0, 2))})
+    return result
+
+
+def draw_flag(
+    draw: st.DrawFn, key: str, index: int, flag_keys: Sequence[str], segment_keys: Sequence[str]
+) -> dict[str, Json]:
+    variations = pick_some(draw, VARIATION_VALUES, 3, min_size=1)
+    count = len(variations)
+    targets, context_targets = draw_targets(draw, count)
+    client_side = coin(draw)
+    return {
+        "key": key,
+        "version": draw(st.integers(1, 5)),
+        "on": not rarely(draw, 5),
+        "variations": variations,
+        "offVariation": None if rarely(draw, 4) else variation_index(draw, count),
+        "fallthrough": draw_variation_or_rollout(draw, count),
+        "prerequisites": draw_prerequisites(draw, index, flag_keys),
+        "targets": targets,
+        "contextTargets": context_targets,
+        "rules": draw_flag_rules(draw, count, segment_keys),
+        "salt": pick(draw, SALTS),
+        "trackEvents": coin(draw),
+        "trackEventsFallthrough": coin(draw),
+        "debugEventsUntilDate": None,
+        "clientSide": client_side,
+        "clientSideAvailability": {"usingMobileKey": coin(draw), "usingEnvironmentId": client_side},
+        "deleted": False,
+    }
+
+
+def draw_segment_rules(draw: st.DrawFn, index: int, segment_keys: Sequence[str]) -> list[Json]:
+    """Rules whose segmentMatch clauses name later segments (acyclic), rarely any (cycles)."""
+    later = segment_keys[index + 1 :]
+    nested = segment_keys if rarely(draw, 8) else later
+    rules = []
+    for rule_index in range(draw(st.integers(0, 2))):
+        rule: dict[str, Json] = {
+            "id": f"segment-rule-{rule_index}",
+            "clauses": draw_clauses(draw, nested, 2),
+        }
+        if coin(draw):
+            rule["weight"] = draw(st.integers(0, 100000))
+            kind = "user"
+            if coin(draw):
+                kind = rule["rolloutContextKind"] = pick(draw, KINDS)
+                rule["bucketBy"] = pick(draw, BUCKET_BY_REFERENCES)
+            elif coin(draw):
+                rule["bucketBy"] = pick(draw, BUCKET_BY_LITERALS)
+            # The references disagree on a weighted rule for a context without its rollout kind
+            # (Go: no match; Python: a negative bucket, so a match). Flagstaff follows Go; a leading
+            # clause "the context has that kind" keeps generated data off the disputed case.
+            has_kind = {"attribute": "kind", "op": "in", "values": [kind], "negate": False}
+            rule["clauses"] = [has_kind, *rule["clauses"]]
+        rules.append(rule)
+    return rules
+
+
+def draw_kinded_keys(draw: st.DrawFn) -> list[Json]:
+    return [
+        {"contextKind": pick(draw, KINDS), "values": pick_some(draw, CONTEXT_KEYS, 2)}
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+
+
+def draw_segment(
+    draw: st.DrawFn, key: str, index: int, segment_keys: Sequence[str]
+) -> dict[str, Json]:
+    segment: dict[str, Json] = {
+        "key": key,
+        "version": draw(st.integers(1, 5)),
+        "included": pick_some(draw, CONTEXT_KEYS, 2),
+        "excluded": pick_some(draw, CONTEXT_KEYS, 2),
+        "includedContexts": draw_kinded_keys(draw),
+        "excludedContexts": draw_kinded_keys(draw),
+        "rules": draw_segment_rules(draw, index, segment_keys),
+        "salt": pick(draw, SALTS),
+        "deleted": False,
+    }
+    if rarely(draw, 6):
+        segment["unbounded"] = True
+        segment["unboundedContextKind"] = pick(draw, KINDS)
+        if coin(draw):
+            segment["generation"] = draw(st.integers(1, 3))
+    return segment
+
+
+@st.composite
+def flags(
+    draw: st.DrawFn,
+    key: str = "f0",
+    index: int = 0,
+    flag_keys: Sequence[str] = ("f0",),
+    segment_keys: Sequence[str] = (),
+) -> dict[str, Json]:
+    """A complete flag object (every field present, as the official SDKs require)."""
+    return draw_flag(draw, key, index, flag_keys, segment_keys)
+
+
+@st.composite
+def segments(
+    draw: st.DrawFn, key: str = "s0", index: int = 0, segment_keys: Sequence[str] = ("s0",)
+) -> dict[str, Json]:
+    """A complete segment object; rarely a big (unbounded) one, with or without a generation."""
+    return draw_segment(draw, key, index, segment_keys)
+
+
+@st.composite
+def data_sets(draw: st.DrawFn, max_flags: int = 4, max_segments: int = 3) -> dict[str, Json]:
+    """`{"flags": {...}, "segments": {...}}` whose flags reference each other and the segments."""
+    flag_keys = FLAG_KEYS[: draw(st.integers(1, max_flags))]
+    segment_keys = SEGMENT_KEYS[: draw(st.integers(0, max_segments))]
+    return {
+        "flags": {
+            key: draw_flag(draw, key, index, flag_keys, segment_keys)
+            for index, key in enumerate(flag_keys)
+        },
+        "segments": {
+            key: draw_segment(draw, key, index, segment_keys)
+            for index, key in enumerate(segment_keys)
+        },
+    }
+
+
+def draw_attribute_value(draw: st.DrawFn, name: str) -> Json:
+    """Usually a value from the attribute's own pool, sometimes any scalar, or an array of them."""
+    if rarely(draw, 5):
+        return pick_some(draw, SCALARS, 3)
+    if rarely(draw, 5):
+        return pick(draw, SCALARS)
+    return pick(draw, ATTRIBUTE_POOLS[name])
+
+
+def draw_context_body(draw: st.DrawFn) -> dict[str, Json]:
+    """The attributes of one individual context, without `kind`."""
+    body: dict[str, Json] = {"key": pick(draw, CONTEXT_KEYS)}
+    if coin(draw):
+        body["name"] = pick(draw, STRINGS)
+    if rarely(draw, 4):
+        body["anonymous"] = coin(draw)
+    for name in pick_some(draw, tuple(ATTRIBUTE_POOLS), 4, unique=True):
+        body[name] = draw_attribute_value(draw, name)
+    if coin(draw):
+        body["tags"] = pick_some(draw, (*STRINGS, *NUMBERS), 3)
+    if coin(draw):
+        if rarely(draw, 4):
+            body["address"] = pick(draw, STRINGS)
+        else:
+            body["address"] = {"city": pick(draw, STRINGS), "street": pick(draw, STRINGS)}
+    if rarely(draw, 4):
+        private = pick_some(draw, ("email", "/address/street", "/a~1b"), 2)
+        body["_meta"] = {"privateAttributes": private}
+    return body
+
+
+@st.composite
+def single_contexts(draw: st.DrawFn) -> dict[str, Json]:
+    return {"kind": pick(draw, KINDS), **draw_context_body(draw)}
+
+
+@st.composite
+def multi_contexts(draw: st.DrawFn) -> dict[str, Json]:
+    # A single member is allowed: such a "multi" context is the single context it holds.
+    kinds = pick_some(draw, KINDS, 3, min_size=1, unique=True)
+    return {"kind": "multi", **{kind: draw_context_body(draw) for kind in kinds}}
+
+
+def contexts() -> st.SearchStrategy[dict[str, Json]]:
+    """New-format context JSON: single of kind user/org/device, or multi-kind."""
+    return st.one_of(single_contexts(), multi_contexts())
