@@ -339,3 +339,26 @@ async def test_merge_patch_with_comment(api: httpx.AsyncClient, plane: ControlPl
     assert response.status_code == 200, response.text
     assert (response.json()["description"], response.json()["temporary"]) == ("merged", False)
     assert audit_for(plane, "f1")[0].comment == "describe"
+
+
+async def test_flag_used_as_prerequisite_cannot_be_deleted(api: httpx.AsyncClient) -> None:
+    await create_flag(api, "base")
+    await create_flag(api, "dependent")
+    added = await patch(
+        api,
+        f"{FLAGS}/dependent",
+        [
+            {
+                "op": "add",
+                "path": "/environments/test/prerequisites/-",
+                "value": {"key": "base", "variation": 0},
+            }
+        ],
+    )
+    assert added.status_code == 200, added.text
+    refused = await api.delete(f"{FLAGS}/base")
+    assert refused.status_code == 409
+    assert "dependent" in refused.json()["message"]
+    assert (await api.get(f"{FLAGS}/base")).status_code == 200
+    assert (await api.delete(f"{FLAGS}/dependent")).status_code == 204
+    assert (await api.delete(f"{FLAGS}/base")).status_code == 204

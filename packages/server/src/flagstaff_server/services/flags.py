@@ -23,7 +23,7 @@ from flagstaff_server.domain import (
     to_sdk_flag,
     validate_flag_document,
 )
-from flagstaff_server.errors import AlreadyExists, LostRace, NotFound, VersionConflict
+from flagstaff_server.errors import AlreadyExists, Conflict, LostRace, NotFound, VersionConflict
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
@@ -265,8 +265,29 @@ def check_scope(
         authorize(actor, "writer", project=project, environment=environment)
 
 
+def prerequisite_users(uow: UnitOfWork, project: str, key: str) -> list[str]:
+    """Keys of the project's other flags that have `key` as a prerequisite in any environment."""
+    return [
+        other.key
+        for other in uow.flags.list(project)
+        if other.key != key
+        and any(
+            prerequisite.get("key") == key
+            for config in other.doc.get("environments", {}).values()
+            for prerequisite in config.get("prerequisites", [])
+        )
+    ]
+
+
 def remove(tx: Transaction, record: FlagRecord, *, comment: str | None, patch: object) -> None:
-    """Delete the flag and tell delivery, in every environment, with a version above the last."""
+    """Delete the flag and tell delivery, in every environment, with a version above the last.
+    A flag other flags name as a prerequisite stays: deleting it would silently turn them off."""
+    dependents = prerequisite_users(tx.uow, record.project, record.key)
+    if dependents:
+        raise Conflict(
+            f"flag {record.key!r} is a prerequisite of {', '.join(map(repr, dependents))}; "
+            "remove those prerequisites first"
+        )
     try:
         tx.uow.flags.delete(record.project, record.key, expected_version=record.version)
     except VersionConflict as exc:
