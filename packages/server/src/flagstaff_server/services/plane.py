@@ -53,7 +53,6 @@ class Transaction:
     actor: Actor
     now: datetime
     last_seq: int = 0
-    audit_entries: list[AuditEntry] = field(default_factory=list)
 
     def change(
         self,
@@ -104,7 +103,6 @@ class Transaction:
             after=after,
         )
         self.uow.audit.append(entry)
-        self.audit_entries.append(entry)
         return entry
 
 
