@@ -88,6 +88,12 @@ async def test_list_filters_by_tag_archived_and_pages(api: httpx.AsyncClient) ->
     page = (await api.get(FLAGS, params={"limit": 2, "offset": 1})).json()
     assert [item["key"] for item in page["items"]] == ["f1", "f2"]
     assert page["totalCount"] == 4
+    links = {name: link["href"] for name, link in page["_links"].items()}
+    assert links["next"].endswith("limit=2&offset=3")
+    assert links["prev"].endswith("limit=2&offset=0")
+    assert links["last"].endswith("limit=2&offset=2")
+    last_page = (await api.get(FLAGS, params={"limit": 2, "offset": 2})).json()
+    assert "next" not in last_page["_links"]
 
     in_test = (await api.get(FLAGS, params={"env": "test"})).json()
     assert all(list(item["environments"]) == ["test"] for item in in_test["items"])

@@ -109,14 +109,26 @@ def list_flags(plane: ControlPlane, project: str, query: FlagQuery) -> JsonObjec
             for record in page
         ],
         "totalCount": len(matching),
-        "_links": {
-            "self": {
-                "href": f"{base}?limit={query.limit}&offset={query.offset}",
-                "type": "application/json",
-            },
-            "parent": {"href": "/api/v2/flags", "type": "application/json"},
-        },
+        "_links": page_links(base, query.limit, query.offset, len(matching)),
     }
+
+
+def page_links(base: str, limit: int, offset: int, total: int) -> JsonObject:
+    """LaunchDarkly's collection links: `self`, `first`, `last`; `prev`/`next` when they exist."""
+
+    def link(at: int) -> JsonObject:
+        return {"href": f"{base}?limit={limit}&offset={at}", "type": "application/json"}
+
+    links = {
+        "self": link(offset),
+        "first": link(0),
+        "last": link(max(total - 1, 0) // limit * limit),
+    }
+    if offset > 0:
+        links["prev"] = link(max(offset - limit, 0))
+    if offset + limit < total:
+        links["next"] = link(offset + limit)
+    return links
 
 
 def get_flag(

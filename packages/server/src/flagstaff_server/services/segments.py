@@ -20,6 +20,7 @@ from flagstaff_server.domain import (
     validate_segment_document,
 )
 from flagstaff_server.errors import AlreadyExists, LostRace, NotFound, VersionConflict
+from flagstaff_server.services import flags
 from flagstaff_server.services.access import Actor
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
@@ -73,9 +74,7 @@ def list_segments(
             for record in records[offset : offset + limit]
         ],
         "totalCount": len(records),
-        "_links": {
-            "self": {"href": f"{base}?limit={limit}&offset={offset}", "type": "application/json"}
-        },
+        "_links": flags.page_links(base, limit, offset, len(records)),
     }
 
 
