@@ -16,11 +16,12 @@ from flagstaff_sdk.events.summary import Summary
 
 def test_summary_counts_per_variation_and_version_and_marks_unknown_flags() -> None:
     summary = Summary()
-    summary.count("f", ("user",), 0, 1, True, False, 2000)
-    summary.count("f", ("user",), 0, 1, True, False, 1000)
-    summary.count("f", ("org",), 1, 1, False, False, 3000)
-    summary.count("f", ("user",), 0, 2, True, False, 2500)
-    summary.count("gone", ("user",), None, None, "d", "d", 1500)
+    summary.count("f", ("user",), 0, 1, True, False, 2.0)
+    summary.count("f", ("user",), 0, 1, True, False, 1.0)
+    summary.count("f", ("org",), 1, 1, False, False, 3.0)
+    summary.count("f", ("user",), 0, 2, True, False, 2.5)
+    summary.count("f", ("org",), 0, 2, True, True, 2.75)  # the first default seen stays
+    summary.count("gone", ("user",), None, None, "d", "d", 1.5)
     event = summary.to_event()
     assert event["startDate"] == 1000
     assert event["endDate"] == 3000
@@ -29,16 +30,16 @@ def test_summary_counts_per_variation_and_version_and_marks_unknown_flags() -> N
     assert f["contextKinds"] == ["org", "user"]
     assert sorted(f["counters"], key=lambda c: (c["variation"], c["version"])) == [
         {"count": 2, "value": True, "variation": 0, "version": 1},
-        {"count": 1, "value": True, "variation": 0, "version": 2},
+        {"count": 2, "value": True, "variation": 0, "version": 2},
         {"count": 1, "value": False, "variation": 1, "version": 1},
     ]
     assert event["features"]["gone"]["counters"] == [{"count": 1, "value": "d", "unknown": True}]
-    assert summary.evaluations() == 5
+    assert summary.evaluations() == 6
 
 
 def test_summary_clear_starts_over() -> None:
     summary = Summary()
-    summary.count("f", ("user",), 0, 1, True, None, 5)
+    summary.count("f", ("user",), 0, 1, True, None, 5.0)
     summary.clear()
     assert not summary
     assert summary.to_event() == {"kind": "summary", "startDate": 0, "endDate": 0, "features": {}}

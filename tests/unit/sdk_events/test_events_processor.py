@@ -277,7 +277,7 @@ def test_a_full_queue_drops_and_counts_without_blocking_the_caller() -> None:
         return 0.0
 
     data = flag_data(flag_json("s", trackEvents=True, samplingRatio=2), flag_json("f"))
-    with processor(recorder, capacity=50, random=blocking_random) as sink:
+    with processor(recorder, queue_capacity=50, random=blocking_random) as sink:
         evaluate(sink, data, "s", USER, False)
         assert entered.wait(5)
         for _ in range(50 + 30):

@@ -19,8 +19,10 @@ from flagstaff_sdk.errors import ConfigError
 class EventOptions:
     """Defaults follow LaunchDarkly's Python SDK where it has the setting.
 
-    `capacity`: events (feature, custom, identify, index, debug) buffered between flushes, and also
-    the bound of the queue between callers and the actor; beyond it events are dropped and counted.
+    `capacity`: events (feature, custom, identify, index, debug) buffered between flushes; beyond
+    it events are dropped and counted. `queue_capacity`: calls (evaluations, custom events,
+    identifies) waiting for the actor; a caller never waits, a call beyond it is dropped and
+    counted.
     `private_attributes`: attribute references (`email`, `/address/street`) removed from every
     context in events; `all_attributes_private` removes every attribute but key, kind, anonymous.
     `omit_anonymous_contexts`: anonymous contexts never appear in index or identify events.
@@ -32,6 +34,7 @@ class EventOptions:
     """
 
     capacity: int = 10_000
+    queue_capacity: int = 100_000
     flush_interval: float = 5.0
     context_keys_capacity: int = 1_000
     context_keys_flush_interval: float = 300.0
@@ -48,15 +51,18 @@ class EventOptions:
     spool_retry_max: float = 300.0
     close_timeout: float = 5.0
     drain_interval: float = 0.1
-    """How often the actor empties the callers' queue when nothing else wakes it."""
+    """How often the actor empties the callers' queue when nothing else wakes it; evaluations
+    are timestamped with the clock as the actor last read it, so at most this late."""
     random: Callable[[], float] = random.random
     """Sampling draws; tests pass a seeded generator's `random`."""
     transport: httpx.BaseTransport | None = None
     """For tests: an httpx transport instead of the network."""
 
     def __post_init__(self) -> None:
-        if self.capacity < 1 or self.context_keys_capacity < 1:
-            raise ConfigError("EventOptions.capacity and context_keys_capacity must be at least 1")
+        if min(self.capacity, self.queue_capacity, self.context_keys_capacity) < 1:
+            raise ConfigError(
+                "EventOptions.capacity, queue_capacity and context_keys_capacity must be >= 1"
+            )
         for name in (
             "flush_interval",
             "context_keys_flush_interval",

@@ -78,9 +78,13 @@ class EventProcessor:
         self._config = config
         self._clock = config.clock
         self._wall = config.clock.wall
+        self._now = self._wall()
+        """The wall clock as the actor last read it: evaluations are stamped with this (at most
+        `drain_interval` old) because reading the clock would double the cost of a call."""
         self._queue: deque[tuple[Any, ...]] = deque()
-        self._capacity = options.capacity
-        self._wake_at = max(1, options.capacity // 2)
+        self._capacity = options.queue_capacity
+        # wake the actor early, long before callers could find the queue full
+        self._wake_at = max(1, min(options.queue_capacity // 2, 2_000))
         self._wake = threading.Event()
         self._control: queue.SimpleQueue[_Control] = queue.SimpleQueue()
         self._stats = StatsCounter()
@@ -101,6 +105,10 @@ class EventProcessor:
         self._events_in_last_batch = 0
         self._stream_inits: list[dict[str, Any]] = []
         self._deduplicated = 0
+        """Contexts already indexed, since the last diagnostic event."""
+        self._deduplicated_unpublished = 0
+        """The same, not yet added to the stats (they are published at each flush)."""
+        self._last_indexed: Context | None = None
         self._next_flush = self._next_index_reset = self._next_diagnostic = 0.0
         spool: Spool = (
             MemorySpool(options.spool_max_bytes)
@@ -137,7 +145,7 @@ class EventProcessor:
             self._refuse()
             return
         self._queue.append(
-            (_EVALUATION, self._wall(), key, context, evaluation, detail, default, with_reason)
+            (_EVALUATION, self._now, key, context, evaluation, detail, default, with_reason)
         )
         if size == self._wake_at:
             self._wake.set()
@@ -209,6 +217,7 @@ class EventProcessor:
             self._wake.clear()
             try:
                 self._drain()
+                self._now = self._wall()
                 self._tick()
                 while True:
                     try:
@@ -235,6 +244,7 @@ class EventProcessor:
         if now >= self._next_index_reset:
             self._next_index_reset = now + options.context_keys_flush_interval
             self._index.clear()
+            self._last_indexed = None
         if now >= self._next_diagnostic and not options.diagnostic_opt_out:
             self._next_diagnostic = now + options.diagnostic_interval
             self._send_diagnostic()
@@ -257,19 +267,62 @@ class EventProcessor:
             )
 
     def _drain(self) -> None:
+        """Turn everything queued into summary counts and buffered events.
+
+        The common evaluation (no feature, debug or prerequisite events; the same context as the
+        one before) is counted inline: the actor must keep up with a client evaluating in a loop.
+        """
         pop = self._queue.popleft
+        summary = self._summary
+        counters = summary.counters
+        last_context = self._last_indexed
+        deduplicated = 0
         while True:
             try:
                 item = pop()
             except IndexError:
-                return
+                break
             kind = item[0]
-            if kind == _EVALUATION:
-                self._evaluation(*item[1:])
-            elif kind == _CUSTOM:
-                self._custom(*item[1:])
+            if kind != _EVALUATION:
+                if kind == _CUSTOM:
+                    self._custom(*item[1:])
+                else:
+                    self._identify(*item[1:])
+                last_context = None
+                continue
+            _, at, key, context, evaluation, detail, default, with_reason = item
+            if context is last_context:
+                deduplicated += 1
             else:
-                self._identify(*item[1:])
+                self._index_context(context, at)
+                last_context = context
+            flag = evaluation.flag
+            if (
+                flag is None
+                or evaluation.track_events
+                or evaluation.prerequisites
+                or flag.debug_events_until_date is not None
+                or flag.exclude_from_summaries
+            ):
+                self._evaluation(at, key, context, evaluation, detail, default, with_reason)
+                continue
+            kinds = context.kinds
+            counter = counters.get((key, detail.variation_index, flag.version))
+            if counter is None:
+                summary.add_counter(
+                    key, kinds, detail.variation_index, flag.version, detail.value, default, at
+                )
+                continue
+            counter[0] += 1
+            if counter[2] is not kinds:
+                summary.merge_kinds(key, kinds, counter)
+            if at > summary.end:
+                summary.end = at
+            elif at < summary.start:
+                summary.start = at
+        self._last_indexed = last_context
+        self._deduplicated += deduplicated
+        self._deduplicated_unpublished += deduplicated
 
     def _evaluation(
         self,
@@ -281,8 +334,6 @@ class EventProcessor:
         default: Any,
         with_reason: bool,
     ) -> None:
-        timestamp = int(at * 1000)
-        self._index_context(context, timestamp)
         for prerequisite in evaluation.prerequisites:
             self._evaluated(
                 prerequisite.flag.key,
@@ -291,10 +342,10 @@ class EventProcessor:
                 prerequisite.detail,
                 None,
                 with_reason,
-                timestamp,
+                at,
                 prerequisite.prereq_of,
             )
-        self._evaluated(key, context, evaluation, detail, default, with_reason, timestamp, None)
+        self._evaluated(key, context, evaluation, detail, default, with_reason, at, None)
 
     def _evaluated(
         self,
@@ -304,7 +355,7 @@ class EventProcessor:
         detail: EvaluationDetail,
         default: Any,
         with_reason: bool,
-        timestamp: int,
+        at: float,
         prereq_of: str | None,
     ) -> None:
         flag = evaluation.flag
@@ -316,7 +367,7 @@ class EventProcessor:
                 None if flag is None else flag.version,
                 detail.value,
                 default,
-                timestamp,
+                at,
             )
         if flag is None:
             return
@@ -332,7 +383,7 @@ class EventProcessor:
         ratio = 1 if flag.sampling_ratio is None else flag.sampling_ratio
         event: dict[str, Any] = {
             "kind": "feature",
-            "creationDate": timestamp,
+            "creationDate": int(at * 1000),
             "key": key,
             "value": detail.value,
             "default": default,
@@ -356,7 +407,7 @@ class EventProcessor:
         self, at: float, key: str, context: Context, data: Any, metric_value: float | None
     ) -> None:
         timestamp = int(at * 1000)
-        self._index_context(context, timestamp)
+        self._index_context(context, at)
         event: dict[str, Any] = {
             "kind": "custom",
             "creationDate": timestamp,
@@ -377,7 +428,7 @@ class EventProcessor:
             context = kept
         if self._index.notice(context.fully_qualified_key):
             self._deduplicated += 1
-            self._stats.add("deduplicated_contexts")
+            self._deduplicated_unpublished += 1
         self._add(
             {
                 "kind": "identify",
@@ -386,7 +437,7 @@ class EventProcessor:
             }
         )
 
-    def _index_context(self, context: Context, timestamp: int) -> None:
+    def _index_context(self, context: Context, at: float) -> None:
         if self._options.omit_anonymous_contexts:
             kept = without_anonymous(context)
             if kept is None:
@@ -394,12 +445,12 @@ class EventProcessor:
             context = kept
         if self._index.notice(context.fully_qualified_key):
             self._deduplicated += 1
-            self._stats.add("deduplicated_contexts")
+            self._deduplicated_unpublished += 1
             return
         self._add(
             {
                 "kind": "index",
-                "creationDate": timestamp,
+                "creationDate": int(at * 1000),
                 "context": self._format(context, redact_anonymous=False),
             }
         )
@@ -430,6 +481,9 @@ class EventProcessor:
         self._buffer.append(event)
 
     def _flush(self) -> None:
+        if self._deduplicated_unpublished:
+            self._stats.add("deduplicated_contexts", self._deduplicated_unpublished)
+            self._deduplicated_unpublished = 0
         events = self._buffer
         if self._summary:
             events.append(self._summary.to_event())

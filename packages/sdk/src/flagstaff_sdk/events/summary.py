@@ -7,26 +7,24 @@ from __future__ import annotations
 from typing import Any
 
 
-class _FlagCounters:
-    __slots__ = ("counters", "default", "kinds")
-
-    def __init__(self, default: Any) -> None:
-        self.default = default
-        self.kinds: set[str] = set()
-        # (variation, version) -> [count, value]; version None means the flag was unknown
-        self.counters: dict[tuple[int | None, int | None], list[Any]] = {}
-
-
 class Summary:
-    """Counts evaluations; `to_event()` gives the `summary` event, `clear()` starts over."""
+    """Counts evaluations; `to_event()` gives the `summary` event, `clear()` starts over.
+
+    Counters live in one flat dict keyed by (flag key, variation, version) because the actor
+    counts every evaluation a client makes; per-flag facts are kept beside it.
+    """
 
     def __init__(self) -> None:
-        self._flags: dict[str, _FlagCounters] = {}
-        self.start_date = 0
-        self.end_date = 0
+        # (key, variation, version) -> [count, value, kinds tuple last merged]
+        self.counters: dict[tuple[str, int | None, int | None], list[Any]] = {}
+        self._defaults: dict[str, Any] = {}
+        self._kinds: dict[str, set[str]] = {}
+        self.start = 0.0
+        self.end = 0.0
+        """Seconds (wall clock) of the first and last evaluation counted."""
 
     def __bool__(self) -> bool:
-        return bool(self._flags)
+        return bool(self.counters)
 
     def count(
         self,
@@ -36,52 +34,81 @@ class Summary:
         version: int | None,
         value: Any,
         default: Any,
-        timestamp: int,
+        at: float,
     ) -> None:
-        flag = self._flags.get(key)
-        if flag is None:
-            flag = self._flags[key] = _FlagCounters(default)
-        flag.kinds.update(kinds)
-        counter = flag.counters.get((variation, version))
+        counter = self.counters.get((key, variation, version))
         if counter is None:
-            flag.counters[(variation, version)] = [1, value]
+            self.add_counter(key, kinds, variation, version, value, default, at)
+            return
+        counter[0] += 1
+        if counter[2] is not kinds:
+            self.merge_kinds(key, kinds, counter)
+        if at > self.end:
+            self.end = at
+        elif at < self.start:
+            self.start = at
+
+    def add_counter(
+        self,
+        key: str,
+        kinds: tuple[str, ...],
+        variation: int | None,
+        version: int | None,
+        value: Any,
+        default: Any,
+        at: float,
+    ) -> None:
+        counter = [1, value, kinds]
+        self.counters[(key, variation, version)] = counter
+        if key not in self._defaults:
+            self._defaults[key] = default
+        self.merge_kinds(key, kinds, counter)
+        if self.start == 0 or at < self.start:
+            self.start = at
+        if at > self.end:
+            self.end = at
+
+    def merge_kinds(self, key: str, kinds: tuple[str, ...], counter: list[Any]) -> None:
+        """Kinds of the context behind `counter`'s latest evaluation (skipped when unchanged)."""
+        counter[2] = kinds
+        known = self._kinds.get(key)
+        if known is None:
+            self._kinds[key] = set(kinds)
         else:
-            counter[0] += 1
-        if self.start_date == 0 or timestamp < self.start_date:
-            self.start_date = timestamp
-        if timestamp > self.end_date:
-            self.end_date = timestamp
+            known.update(kinds)
 
     def evaluations(self) -> int:
         """How many evaluations this summary counts (for stats and tests)."""
-        return sum(c[0] for f in self._flags.values() for c in f.counters.values())
+        return sum(counter[0] for counter in self.counters.values())
 
     def to_event(self) -> dict[str, Any]:
         features: dict[str, Any] = {}
-        for key, flag in self._flags.items():
-            counters = []
-            for (variation, version), (count, value) in flag.counters.items():
-                counter: dict[str, Any] = {"count": count, "value": value}
-                if variation is not None:
-                    counter["variation"] = variation
-                if version is None:
-                    counter["unknown"] = True
-                else:
-                    counter["version"] = version
-                counters.append(counter)
-            features[key] = {
-                "default": flag.default,
-                "contextKinds": sorted(flag.kinds),
-                "counters": counters,
-            }
+        for (key, variation, version), (count, value, _) in self.counters.items():
+            feature = features.get(key)
+            if feature is None:
+                feature = features[key] = {
+                    "default": self._defaults[key],
+                    "contextKinds": sorted(self._kinds[key]),
+                    "counters": [],
+                }
+            counter: dict[str, Any] = {"count": count, "value": value}
+            if variation is not None:
+                counter["variation"] = variation
+            if version is None:
+                counter["unknown"] = True
+            else:
+                counter["version"] = version
+            feature["counters"].append(counter)
         return {
             "kind": "summary",
-            "startDate": self.start_date,
-            "endDate": self.end_date,
+            "startDate": int(self.start * 1000),
+            "endDate": int(self.end * 1000),
             "features": features,
         }
 
     def clear(self) -> None:
-        self._flags = {}
-        self.start_date = 0
-        self.end_date = 0
+        self.counters = {}
+        self._defaults = {}
+        self._kinds = {}
+        self.start = 0.0
+        self.end = 0.0
