@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-from flagstaff_server.adapters.memory import InMemoryStore
+from flagstaff_server.adapters.memory import InMemoryStore, InMemoryUnitOfWork
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.settings import Settings
@@ -15,13 +17,19 @@ from platform_api import ADMIN_TOKEN, problem
 
 
 class FlakyStore(InMemoryStore):
-    """An in-memory store whose `ping` fails while `down` is set."""
+    """An in-memory store that fails like an unreachable database while `down` is set."""
 
     down = False
 
     def ping(self) -> None:
         if self.down:
             raise StoreUnavailable("database unreachable (test)")
+
+    @contextmanager
+    def unit_of_work(self, *, read_only: bool = False) -> Iterator[InMemoryUnitOfWork]:
+        self.ping()
+        with super().unit_of_work(read_only=read_only) as uow:
+            yield uow
 
 
 def client_for(server: Flagstaff) -> httpx.AsyncClient:
@@ -72,6 +80,23 @@ async def test_status_reports_a_store_outage_as_degraded(tmp_path: Path) -> None
         store.down = False
         code, body = await status(client)
         assert body["status"] == "healthy"
+
+
+async def test_store_outage_makes_the_api_answer_503_with_retry_after(tmp_path: Path) -> None:
+    store = FlakyStore()
+    server = Flagstaff(settings(tmp_path, role="api"), store=store, announce=lambda line: None)
+    headers = {"Authorization": ADMIN_TOKEN}
+    async with client_for(server) as client, server.running():
+        store.down = True
+        response = await client.post(
+            "/api/v2/projects", json={"key": "shop", "name": "Shop"}, headers=headers
+        )
+        body = problem(response, 503)
+        assert body["code"] == "service_unavailable"
+        assert response.headers["retry-after"] == "1"
+        store.down = False
+        listed = await client.get("/api/v2/projects", headers=headers)
+        assert listed.json()["items"] == []
 
 
 async def test_status_on_sqlite_names_the_backend(tmp_path: Path) -> None:

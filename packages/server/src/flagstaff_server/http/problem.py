@@ -113,7 +113,12 @@ def problem_response(
 
 def error_response(error: FlagstaffError) -> Response:
     kind = kind_of(error)
-    headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else None
+    headers: dict[str, str] | None = None
+    if isinstance(error, Unauthorized):
+        headers = {"WWW-Authenticate": "Bearer"}
+    elif isinstance(error, StoreUnavailable):
+        # a database blip, usually: clients may retry soon rather than give up
+        headers = {"Retry-After": "1"}
     return problem_response(
         status=kind.status,
         code=error.code,
