@@ -220,3 +220,25 @@ def test_client_creates_and_patches_a_segment(client: launchdarkly_api.ApiClient
     assert patched.included == ["u1"]
     read = segments.get_segment("seg", "production", "beta")
     assert read.version == 2
+
+    semantic = semantic_patch(
+        client,
+        "/api/v2/segments/seg/production/beta",
+        {"instructions": [{"kind": "addExcludedUsers", "values": ["u2"]}]},
+        "UserSegment",
+    )
+    assert semantic.excluded == ["u2"]  # type: ignore[attr-defined]
+    listed = segments.get_segments("seg", "production")
+    assert [(segment.key, segment.version) for segment in listed.items] == [("beta", 3)]
+    segments.delete_segment("seg", "production", "beta")
+    assert segments.get_segments("seg", "production").items == []
+
+
+def test_client_deletes_a_flag(client: launchdarkly_api.ApiClient) -> None:
+    ProjectsApi(client).post_project(ProjectPost(key="gone", name="Gone"))
+    flags = FeatureFlagsApi(client)
+    flags.post_feature_flag("gone", FeatureFlagBody(key="f", name="F"))
+    flags.delete_feature_flag("gone", "f")
+    with pytest.raises(ApiException) as raised:
+        flags.get_feature_flag("gone", "f")
+    assert raised.value.status == 404
