@@ -368,3 +368,14 @@ async def test_flag_used_as_prerequisite_cannot_be_deleted(api: httpx.AsyncClien
     assert (await api.get(f"{FLAGS}/base")).status_code == 200
     assert (await api.delete(f"{FLAGS}/dependent")).status_code == 204
     assert (await api.delete(f"{FLAGS}/base")).status_code == 204
+
+
+async def test_flag_edits_appear_in_the_audit_log_endpoint(api: httpx.AsyncClient) -> None:
+    await create_flag(api, "f1")
+    edit = {"comment": "ship it", "patch": [{"op": "replace", "path": "/name", "value": "F"}]}
+    assert (await patch(api, f"{FLAGS}/f1", edit)).status_code == 200
+    listed = await api.get("/api/v2/auditlog", params={"spec": f"proj/{PROJECT}:env/*:flag/f1"})
+    assert listed.status_code == 200, listed.text
+    items = listed.json()["items"]
+    assert len(items) == 2
+    assert items[0]["comment"] == "ship it"
