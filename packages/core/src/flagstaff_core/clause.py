@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flagstaff_core.attribute import parse_attribute
 from flagstaff_core.context import DEFAULT_KIND
 from flagstaff_core.scope import MalformedFlagError
-from flagstaff_core.semver import parse_semver
+from flagstaff_core.semver import parse_semver, parse_semver_text
 from flagstaff_core.timestamp import parse_instant
 
 if TYPE_CHECKING:
@@ -278,6 +278,9 @@ def compile_clause(clause: Clause) -> Matcher:
         return malformed
     if len(path) == 1:
         (name,) = path
+        fast = _string_fast_path(clause.op, clause.values, kind, name, negate, test)
+        if fast is not None:
+            return fast
 
         def match_attribute(context: Context, scope: Scope | None) -> bool:
             attributes = context._attributes_by_kind.get(kind)
@@ -318,6 +321,109 @@ def compile_clause(clause: Clause) -> Matcher:
         return test(value) is not negate
 
     return match_path
+
+
+def _string_fast_path(
+    op: str, values: Sequence[Any], kind: str, name: str, negate: bool, test: Test
+) -> Matcher | None:
+    """For the commonest clauses on a top-level attribute (`in` strings, `startsWith`, `endsWith`,
+    `matches`, semver order) a closure that tests a string value inline, saving a call per clause;
+    other value types take the general path through `test`."""
+    strings = _strings(values)
+    if len(strings) != len(values) or not strings:
+        return None
+
+    def other(value: Any) -> bool:
+        if value is None:
+            return False
+        if type(value) is list or type(value) is tuple:
+            for item in value:
+                if test(item):
+                    return not negate
+            return negate
+        return test(value) is not negate
+
+    if op == "in":
+        members = frozenset(strings)
+
+        def match_in(context: Context, scope: Scope | None) -> bool:
+            attributes = context._attributes_by_kind.get(kind)
+            if attributes is None:
+                return False
+            value = attributes.get(name)
+            if type(value) is str:
+                return (value in members) is not negate
+            return other(value)
+
+        return match_in
+    if op == "startsWith":
+
+        def match_prefix(context: Context, scope: Scope | None) -> bool:
+            attributes = context._attributes_by_kind.get(kind)
+            if attributes is None:
+                return False
+            value = attributes.get(name)
+            if type(value) is str:
+                return value.startswith(strings) is not negate
+            return other(value)
+
+        return match_prefix
+    if op == "endsWith":
+
+        def match_suffix(context: Context, scope: Scope | None) -> bool:
+            attributes = context._attributes_by_kind.get(kind)
+            if attributes is None:
+                return False
+            value = attributes.get(name)
+            if type(value) is str:
+                return value.endswith(strings) is not negate
+            return other(value)
+
+        return match_suffix
+    if op == "matches":
+        searches = []
+        for text in strings:
+            try:
+                searches.append(re.compile(text).search)
+            except re.error:
+                continue  # an invalid regex never matches
+        if not searches:
+            return None
+
+        def match_regex(context: Context, scope: Scope | None) -> bool:
+            attributes = context._attributes_by_kind.get(kind)
+            if attributes is None:
+                return False
+            value = attributes.get(name)
+            if type(value) is str:
+                for search in searches:
+                    if search(value) is not None:
+                        return not negate
+                return negate
+            return other(value)
+
+        return match_regex
+    if op in ("semVerLessThan", "semVerGreaterThan"):
+        versions = [v for v in map(parse_semver_text, strings) if v is not None]
+        if not versions:
+            return None
+        less = op == "semVerLessThan"
+        bound = max(versions) if less else min(versions)
+
+        def match_version(context: Context, scope: Scope | None) -> bool:
+            attributes = context._attributes_by_kind.get(kind)
+            if attributes is None:
+                return False
+            value = attributes.get(name)
+            if type(value) is str:
+                version = parse_semver_text(value)
+                if version is None:
+                    return negate
+                return (version < bound if less else version > bound) is not negate
+            return other(value)
+
+        return match_version
+    return None
 
 
 def compile_clauses(matchers: Sequence[Matcher]) -> Matcher:

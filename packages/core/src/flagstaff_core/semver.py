@@ -26,11 +26,12 @@ def parse_semver(value: object) -> SemverKey | None:
     """An orderable key for a semver string, or None when `value` is not one."""
     if type(value) is not str:
         return None
-    return _parse(value)
+    return parse_semver_text(value)
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str) -> SemverKey | None:
+def parse_semver_text(text: str) -> SemverKey | None:
+    """`parse_semver` for a value already known to be a string."""
     match = _SEMVER.match(text)
     if match is None:
         return None
