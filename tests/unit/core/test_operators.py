@@ -15,8 +15,14 @@ from official_evaluator import official_evaluate
 MISSING = object()
 
 
-def _match(op: str, context_value: Any, clause_values: list[Any], *, negate: bool = False) -> bool:
-    """Whether a one-clause rule matches a user with `attr` set to `context_value`."""
+def _match(
+    op: str, value: Any, clause_values: list[Any], *, negate: bool = False, nested: bool = False
+) -> bool:
+    """Whether a one-clause rule matches a user with `attr` (or `/o/attr`) set to `value`."""
+    clause: dict[str, Any] = {"attribute": "attr", "op": op, "values": clause_values}
+    clause["negate"] = negate
+    if nested:
+        clause.update(contextKind="user", attribute="/o/attr")
     data = {
         "flags": {
             "f": {
@@ -27,22 +33,18 @@ def _match(op: str, context_value: Any, clause_values: list[Any], *, negate: boo
                     {
                         "id": "r",
                         "variation": 1,
-                        "clauses": [
-                            {
-                                "attribute": "attr",
-                                "op": op,
-                                "values": clause_values,
-                                "negate": negate,
-                            }
-                        ],
+                        "clauses": [clause],
                     }
                 ],
             }
         }
     }
     context: dict[str, Any] = {"kind": "user", "key": "k"}
-    if context_value is not MISSING:
-        context["attr"] = context_value
+    if value is not MISSING:
+        if nested:
+            context["o"] = {"attr": value}
+        else:
+            context["attr"] = value
     ours = evaluate_key(decode_data(data), "f", decode_context(context)).detail
     theirs = official_evaluate(data, "f", context)
     assert (ours.value, ours.variation_index, ours.reason.to_json()) == (
@@ -119,7 +121,11 @@ def _match(op: str, context_value: Any, clause_values: list[Any], *, negate: boo
     ],
 )
 def test_operator(op: str, context_value: Any, clause_values: list[Any], expected: bool) -> None:
+    # A top-level attribute and a nested path take different compiled closures; both must agree.
     assert _match(op, context_value, clause_values) is expected
+    assert _match(op, context_value, clause_values, nested=True) is expected
+    negated = _match(op, context_value, clause_values, negate=True)
+    assert negated is (not expected and context_value is not None)
 
 
 def test_missing_attribute_is_a_non_match_even_when_negated() -> None:
