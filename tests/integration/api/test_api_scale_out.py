@@ -1,0 +1,153 @@
+"""Scale-out through the composition root: an `api` node and a `delivery` node sharing PostgreSQL
+and a Redis Streams change feed. What the API commits (projects, flags, key resets) reaches SDKs
+served by the other node, which never shares memory with it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+import redis
+from flagstaff_server.adapters.redis_feed import RedisChangeFeed
+from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.app import Flagstaff
+from flagstaff_server.settings import Settings
+from platform_api import ADMIN, ADMIN_TOKEN, create_project
+from prerequisites import missing_prerequisite
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
+PROPAGATION_DEADLINE_SECONDS = 20.0
+
+pytestmark = pytest.mark.service
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    """A throwaway PostgreSQL database, dropped afterwards."""
+    try:
+        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
+        raise
+    name = f"flagstaff_scale_{secrets.token_hex(6)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    info = admin.info
+    try:
+        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+@pytest.fixture
+def stream() -> Iterator[str]:
+    """A Redis stream key no other test uses, deleted afterwards."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        client.close()
+        missing_prerequisite(f"Redis unreachable at {REDIS_URL}: {exc}")
+        raise
+    key = f"flagstaff-test:{secrets.token_hex(6)}:changes"
+    try:
+        yield key
+    finally:
+        client.delete(key)
+        client.close()
+
+
+def node(role: str, data_dir: Path, database_url: str, stream: str) -> Flagstaff:
+    store = SqlStore(database_url)
+    settings = Settings(
+        data_dir=data_dir,
+        role=role,  # type: ignore[arg-type]
+        admin_token=ADMIN_TOKEN,
+        seed_demo=False,
+        database_url=database_url,
+        redis_url=REDIS_URL,
+    )
+    feed = RedisChangeFeed(store, REDIS_URL, stream=stream)
+    return Flagstaff(settings, store=store, feed=feed, announce=lambda line: None)
+
+
+@pytest.fixture
+async def nodes(
+    tmp_path: Path, database_url: str, stream: str
+) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    api = node("api", tmp_path / "api", database_url, stream)
+    delivery = node("delivery", tmp_path / "delivery", database_url, stream)
+    async with (
+        api.running(),
+        delivery.running(),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=api.asgi), base_url="http://api"
+        ) as api_client,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=delivery.asgi), base_url="http://delivery"
+        ) as delivery_client,
+    ):
+        yield api_client, delivery_client
+
+
+async def eventually(probe: Callable[[], Awaitable[Any]], what: str) -> Any:
+    """Poll `probe` until it returns something truthy, or fail after the deadline."""
+    deadline = time.monotonic() + PROPAGATION_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
+        result = await probe()
+        if result:
+            return result
+        await asyncio.sleep(0.05)
+    pytest.fail(f"not within {PROPAGATION_DEADLINE_SECONDS}s: {what}")
+
+
+async def test_api_changes_reach_sdks_on_the_delivery_node(
+    nodes: tuple[httpx.AsyncClient, httpx.AsyncClient],
+) -> None:
+    api, delivery = nodes
+    assert (await api.get("/sdk/latest-all")).status_code == 404  # not this node's job
+    assert (await delivery.get("/api/v2/projects", headers=ADMIN)).status_code == 404
+
+    project = await create_project(api, "shop")
+    sdk_key = next(env["apiKey"] for env in project["environments"] if env["key"] == "production")
+
+    async def flags_for(key: str) -> dict[str, Any] | None:
+        response = await delivery.get("/sdk/latest-all", headers={"Authorization": key})
+        return response.json()["flags"] if response.status_code == 200 else None
+
+    async def opens(key: str) -> bool:
+        return await flags_for(key) is not None
+
+    await eventually(lambda: opens(sdk_key), "the new environment's SDK key opens delivery")
+
+    made = await api.post(
+        "/api/v2/flags/shop", json={"key": "checkout", "name": "Checkout"}, headers=ADMIN
+    )
+    assert made.status_code == 201, made.text
+
+    async def has_checkout() -> bool:
+        flags = await flags_for(sdk_key)
+        return flags is not None and "checkout" in flags
+
+    await eventually(has_checkout, "the new flag is served")
+
+    reset = await api.post("/api/v2/projects/shop/environments/production/apiKey", headers=ADMIN)
+    new_key = reset.json()["apiKey"]
+    await eventually(lambda: opens(new_key), "the reset key opens delivery")
+    assert await opens(sdk_key)  # the old key, inside its grace period
+
+    status = (await delivery.get("/status")).json()
+    assert status["parts"]["changeFeed"]["kind"] == "redis"
+    assert status["parts"]["store"]["backend"] == "postgresql"
+    assert "api" not in status["parts"]
