@@ -15,7 +15,11 @@ from flagstaff_core.attribute import parse_attribute
 from flagstaff_core.bucketing import bucket, bucket_prefix
 from flagstaff_core.clause import Matcher, compile_clause, compile_clauses
 from flagstaff_core.context import DEFAULT_KIND
-from flagstaff_core.evaluation import Evaluation, build_prerequisite_evaluation
+from flagstaff_core.evaluation import (
+    Evaluation,
+    build_evaluation,
+    build_prerequisite_evaluation,
+)
 from flagstaff_core.reason import (
     BigSegmentsStatus,
     ErrorKind,
@@ -54,10 +58,8 @@ class _Results:
 
     def __init__(self, flag: Flag) -> None:
         self.flag = flag
-        self.malformed = Evaluation(
-            flag=flag,
-            detail=EvaluationDetail(None, None, _MALFORMED),
-            track_events=flag.track_events,
+        self.malformed = build_evaluation(
+            flag, EvaluationDetail(None, None, _MALFORMED), flag.track_events, False, (), ()
         )
 
     def result(
@@ -75,12 +77,7 @@ class _Results:
             or rule_tracked
             or (reason.kind is ReasonKind.FALLTHROUGH and flag.track_events_fallthrough)
         )
-        return Evaluation(
-            flag=flag,
-            detail=detail,
-            track_events=flag.track_events or experiment,
-            force_reason=experiment,
-        )
+        return build_evaluation(flag, detail, flag.track_events or experiment, experiment, (), ())
 
 
 def _compile_rollout(
@@ -196,7 +193,9 @@ def _compile_target_steps(
 def compile_flag(flag: Flag) -> CompiledFlag:
     """The evaluator of `flag` and its constant results."""
     results = _Results(flag)
-    no_context = Evaluation(flag=flag, detail=EvaluationDetail(None, None, _NO_CONTEXT))
+    no_context = build_evaluation(
+        flag, EvaluationDetail(None, None, _NO_CONTEXT), False, False, (), ()
+    )
     off = results.result(flag.off_variation, _OFF)
     if not flag.on:
         return CompiledFlag(off, lambda context, scope: off, False, results.malformed, no_context)
