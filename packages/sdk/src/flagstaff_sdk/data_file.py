@@ -5,6 +5,7 @@ when a file changes. Any problem in any file loads nothing (the previous data st
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,7 +87,8 @@ class FileSource:
             for key, item in raw[section].items():
                 if not isinstance(item, dict):
                     continue  # the decoder names the problem below
-                text = json.dumps(item, sort_keys=True)
+                # a digest, not the text: reloads compare content without keeping a copy of it
+                text = hashlib.blake2b(json.dumps(item, sort_keys=True).encode()).hexdigest()
                 declared = item.get("version")
                 version = declared if type(declared) is int else 1
                 previous = self._seen.get((kind, key))
