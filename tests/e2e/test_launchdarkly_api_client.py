@@ -23,6 +23,8 @@ from launchdarkly_api.api.segments_api import SegmentsApi
 from launchdarkly_api.exceptions import ApiException
 from launchdarkly_api.models.feature_flag import FeatureFlag
 from launchdarkly_api.models.feature_flag_body import FeatureFlagBody
+from launchdarkly_api.models.flag_copy_config_environment import FlagCopyConfigEnvironment
+from launchdarkly_api.models.flag_copy_config_post import FlagCopyConfigPost
 from launchdarkly_api.models.patch_operation import PatchOperation
 from launchdarkly_api.models.patch_with_comment import PatchWithComment
 from launchdarkly_api.models.project_post import ProjectPost
@@ -242,3 +244,29 @@ def test_client_deletes_a_flag(client: launchdarkly_api.ApiClient) -> None:
     with pytest.raises(ApiException) as raised:
         flags.get_feature_flag("gone", "f")
     assert raised.value.status == 404
+
+
+def test_client_copies_a_configuration_between_environments(
+    client: launchdarkly_api.ApiClient,
+) -> None:
+    ProjectsApi(client).post_project(ProjectPost(key="promo", name="Promo"))
+    flags = FeatureFlagsApi(client)
+    flags.post_feature_flag("promo", FeatureFlagBody(key="f", name="F"))
+    flags.patch_feature_flag(
+        "promo",
+        "f",
+        PatchWithComment(
+            patch=[PatchOperation(op="replace", path="/environments/test/on", value=True)]
+        ),
+    )
+    copied = flags.copy_feature_flag(
+        "promo",
+        "f",
+        FlagCopyConfigPost(
+            source=FlagCopyConfigEnvironment(key="test"),
+            target=FlagCopyConfigEnvironment(key="production", current_version=1),
+            included_actions=["updateOn"],
+        ),
+    )
+    assert copied.environments is not None
+    assert copied.environments["production"].on is True

@@ -226,25 +226,43 @@ def try_patch_flag(
         if after is None:
             remove(tx, record, comment=request.comment, patch=request.body)
             return present_flag(record.doc, project_key=project)
-        validate_flag_document(after, flag_lookup=lookup_in(tx.uow, project, edited=after))
-        bump = bump_versions(record.doc, after, epoch_millis(tx.now))
-        if not bump.changed:
-            return present_flag(record.doc, project_key=project)
-        document = bump.document
-        check_scope(actor, project, record.doc, document, bump.changed_environments)
-        store_flag(tx, record, document)
-        tx.audit(
-            kind="flag",
-            resource=resource_of(project, key),
-            action="updateFlag",
-            comment=request.comment,
-            patch=request.body,
-            before=record.doc,
-            after=document,
+        document = commit_edit(
+            tx, record, after, action="updateFlag", comment=request.comment, body=request.body
         )
-        for environment in bump.changed_environments:
-            announce(tx, project, document, environment)
     return present_flag(document, project_key=project)
+
+
+def commit_edit(
+    tx: Transaction,
+    record: FlagRecord,
+    after: JsonObject,
+    *,
+    action: str,
+    comment: str | None,
+    body: object,
+) -> JsonObject:
+    """Validate the edited flag, bump its versions, store it (compare-and-set), and record the
+    audit entry and the change records; returns the stored document (unchanged: `record.doc`)."""
+    project = record.project
+    validate_flag_document(after, flag_lookup=lookup_in(tx.uow, project, edited=after))
+    bump = bump_versions(record.doc, after, epoch_millis(tx.now))
+    if not bump.changed:
+        return record.doc
+    document = bump.document
+    check_scope(tx.actor, project, record.doc, document, bump.changed_environments)
+    store_flag(tx, record, document)
+    tx.audit(
+        kind="flag",
+        resource=resource_of(project, record.key),
+        action=action,
+        comment=comment,
+        patch=body,
+        before=record.doc,
+        after=document,
+    )
+    for environment in bump.changed_environments:
+        announce(tx, project, document, environment)
+    return document
 
 
 def store_flag(tx: Transaction, record: FlagRecord, document: JsonObject) -> None:

@@ -17,7 +17,7 @@ from flagstaff_server.http.api.payload import (
     json_response,
     read_json,
 )
-from flagstaff_server.services import flags
+from flagstaff_server.services import copy, flags
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.edit import parse_edit
 
@@ -144,3 +144,23 @@ async def delete_flag(
 ) -> Response:
     await run_in_threadpool(flags.delete_flag, plane, actor, projectKey, featureFlagKey)
     return Response(status_code=204)
+
+
+@router.post(
+    "/{projectKey}/{featureFlagKey}/copy",
+    status_code=201,
+    summary="Copy a flag's configuration from one environment to another",
+    openapi_extra=JSON_BODY,
+)
+async def copy_flag_config(
+    projectKey: str,  # noqa: N803
+    featureFlagKey: str,  # noqa: N803
+    request: Request,
+    plane: Plane,
+    actor: Editor,
+) -> Response:
+    copy_request = copy.parse_copy(await read_json(request))
+    copied = await run_in_threadpool(
+        copy.copy_flag_config, plane, actor, projectKey, featureFlagKey, copy_request
+    )
+    return json_response(copied, status=201)
