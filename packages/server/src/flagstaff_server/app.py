@@ -200,6 +200,10 @@ class Flagstaff:
             return {"status": "down", "error": f"no answer within {STATUS_TIMEOUT_SECONDS}s"}
         except FlagstaffError as exc:
             return {"status": "down", "error": exc.message}
+        except Exception as exc:
+            # a driver error an adapter did not translate (Redis down with the database down
+            # too): /status must still answer, above all during an outage
+            return {"status": "down", "error": str(exc) or type(exc).__name__}
 
     async def store_status(self) -> dict[str, Any]:
         assert self.store is not None

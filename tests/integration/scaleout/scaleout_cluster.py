@@ -1,0 +1,354 @@
+"""Test support for scale-out: `flagstaff serve` as real processes (API and delivery roles), a
+private PostgreSQL server the test may stop, a Redis database of its own, the management calls
+that seed a project, and the official Python SDK pointed at a process.
+
+Shared by the tests in this directory; asserts nothing about Flagstaff itself.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import psycopg
+import redis
+from delivery_support import free_port
+from ldclient.client import LDClient
+from ldclient.config import Config
+from prerequisites import missing_prerequisite
+
+ADMIN = "scaleout-admin-token-0123456789"
+POSTGRES_ADMIN_URL = os.environ.get(
+    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
+# The stream key every `flagstaff serve` uses; each test gets a Redis database of its own instead.
+STREAM_KEY = "flagstaff:changes"
+START_TIMEOUT = 90.0
+"""A cold `flagstaff serve` start on a busy two-core machine takes several seconds."""
+
+
+def wait_for(predicate: Callable[[], bool], *, timeout: float = 20.0, what: str) -> None:
+    """Poll `predicate` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def flagstaff_command() -> list[str]:
+    script = Path(sys.executable).with_name("flagstaff")
+    if script.exists():
+        return [str(script)]
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from flagstaff_server.cli import main; sys.exit(main())",
+    ]
+
+
+@dataclass
+class ServerProcess:
+    """One `flagstaff serve` process, started by `running`; `/status` answers 200 once up."""
+
+    args: list[str]
+    data_dir: Path
+    env: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "server.log"
+
+    def launch(self) -> None:
+        """Start the process without waiting for it (see `running`)."""
+        command = [
+            *flagstaff_command(),
+            "serve",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+            "--no-demo",
+            "--shutdown-seconds",
+            "1",
+            *self.args,
+        ]
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN, **self.env},
+            )
+
+    def wait_started(self) -> None:
+        try:
+            wait_for(self.answers, timeout=START_TIMEOUT, what=f"{self.args} to start")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; log: {self.log()}") from None
+
+    def answers(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise AssertionError(f"flagstaff serve exited: {self.log()}")
+        try:
+            return httpx.get(f"{self.url}/status", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def status(self) -> dict[str, Any]:
+        body: dict[str, Any] = httpx.get(f"{self.url}/status", timeout=5).json()
+        return body
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def rss(self) -> int:
+        assert self.process is not None
+        return int(psutil.Process(self.process.pid).memory_info().rss)
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-3000:]
+        except OSError:
+            return "(no log)"
+
+
+@contextmanager
+def running(*servers: ServerProcess) -> Iterator[None]:
+    """The servers, started side by side (a cold start takes seconds), stopped at the end."""
+    try:
+        for server in servers:
+            server.launch()
+        for server in servers:
+            server.wait_started()
+        yield
+    finally:
+        for server in servers:
+            server.stop()
+
+
+# PostgreSQL -------------------------------------------------------------------------------------
+
+
+def postgres_binary(name: str) -> Path | None:
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return Path(candidates[-1]) if candidates else None
+
+
+@dataclass
+class PrivatePostgres:
+    """A PostgreSQL server of this test's own (initdb + pg_ctl in a temporary directory), so the
+    test can stop and start it without touching the machine's shared server. initdb refuses to
+    run as root, so as root it runs as the `postgres` user."""
+
+    root: Path
+    port: int = field(default_factory=free_port)
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    def run(self, *command: str) -> None:
+        as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        result = subprocess.run(
+            [*as_user, *command], capture_output=True, text=True, timeout=120, check=False
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"{command[0]} failed: {result.stdout}\n{result.stderr}")
+
+    def init(self) -> None:
+        initdb = postgres_binary("initdb")
+        assert initdb is not None
+        self.run(
+            str(initdb),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "--encoding=UTF8",
+            "--locale=C",
+        )
+
+    def start(self) -> None:
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off "
+            "-c full_page_writes=off"
+        )
+        self.run(self.pg_ctl, "-D", str(self.data), "-l", str(self.root / "log"), "-o", options,
+                 "-w", "-t", "60", "start")  # fmt: skip
+
+    def stop(self) -> None:
+        self.run(self.pg_ctl, "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
+
+    @property
+    def pg_ctl(self) -> str:
+        binary = postgres_binary("pg_ctl")
+        assert binary is not None
+        return str(binary)
+
+    def running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
+
+@contextmanager
+def private_postgres() -> Iterator[PrivatePostgres]:
+    """Skip locally (fail in CI) when the PostgreSQL server binaries are not installed."""
+    if postgres_binary("initdb") is None or postgres_binary("pg_ctl") is None:
+        missing_prerequisite("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    if os.geteuid() == 0 and shutil.which("runuser") is None:
+        missing_prerequisite("running as root needs runuser to start PostgreSQL as postgres")
+    # not under pytest's tmp_path: its parents are private to the current user
+    root = Path(tempfile.mkdtemp(prefix="flagstaff-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres", "postgres")
+    server = PrivatePostgres(root)
+    try:
+        server.init()
+        server.start()
+        yield server
+    finally:
+        if server.running():
+            server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A throwaway database on the machine's shared PostgreSQL server, dropped afterwards."""
+    try:
+        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
+        raise
+    name = f"flagstaff_scaleout_{secrets.token_hex(6)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    info = admin.info
+    try:
+        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+# Redis ------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def redis_database() -> Iterator[str]:
+    """The URL of a Redis logical database whose change stream no other test is using; the
+    stream is deleted afterwards. Every `flagstaff serve` uses the same stream key, so separate
+    databases keep the tests' sequence numbers apart."""
+    base = REDIS_URL.rsplit("/", 1)[0]
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        missing_prerequisite(f"Redis unreachable at {REDIS_URL}: {exc}")
+        raise
+    for number in random.sample(range(1, 16), 15):
+        url = f"{base}/{number}"
+        client = redis.Redis.from_url(url, socket_connect_timeout=3)
+        # SET NX claims the database; a stream left behind by a crashed run is removed below
+        if client.set(f"flagstaff-test:claim:{number}", "1", nx=True, ex=600):
+            client.delete(STREAM_KEY)
+            try:
+                yield url
+            finally:
+                client.delete(STREAM_KEY, f"flagstaff-test:claim:{number}")
+                client.close()
+            return
+        client.close()
+    raise AssertionError("no free Redis database for this test")
+
+
+def dead_redis_url() -> str:
+    """A Redis URL nothing listens on."""
+    return f"redis://127.0.0.1:{free_port()}/0"
+
+
+# the management API -----------------------------------------------------------------------------
+
+
+def ok(response: httpx.Response) -> Any:
+    assert response.status_code < 300, f"{response.request.method} {response.url}: {response.text}"
+    return response.json() if response.content else None
+
+
+def admin_client(server: ServerProcess) -> httpx.Client:
+    return httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=30)
+
+
+def create_project(api: httpx.Client, key: str = "shop") -> str:
+    """A project with one environment `production`; returns its SDK key."""
+    environments = [{"key": "production", "name": "Production", "color": "417505"}]
+    body = {"key": key, "name": key.title(), "environments": environments}
+    project = ok(api.post("/api/v2/projects", json=body))
+    sdk_key: str = project["environments"][0]["apiKey"]
+    return sdk_key
+
+
+def create_flag(api: httpx.Client, key: str) -> None:
+    """A flag with variations "on" and "off": new flags are off and serve their off variation
+    (the second); switched on, they serve the first."""
+    variations = [{"value": "on"}, {"value": "off"}]
+    ok(api.post("/api/v2/flags/shop", json={"key": key, "name": key, "variations": variations}))
+
+
+def switch_on(api: httpx.Client, key: str) -> None:
+    patch = [{"op": "replace", "path": "/environments/production/on", "value": True}]
+    ok(api.patch(f"/api/v2/flags/shop/{key}", json=patch))
+
+
+# the official SDK -------------------------------------------------------------------------------
+
+
+def sdk_client(url: str, sdk_key: str, **options: Any) -> LDClient:
+    config = Config(
+        sdk_key,
+        base_uri=url,
+        stream_uri=url,
+        events_uri=url,
+        send_events=False,
+        diagnostic_opt_out=True,
+        **options,
+    )
+    return LDClient(config=config, start_wait=30)
