@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from flagstaff_sdk import Client, Config, Context, TestData, Timing
-from flagstaff_sdk.events import EventOptions, EventProcessor
+from flagstaff_sdk.events import EventOptions, sink_factory
 from sink_server import EventSinkServer, Mode
 
 
@@ -38,32 +38,29 @@ class Harness:
         self.td = TestData()
         self.td.update(self.td.flag("f").variation_for_user("user-1", False))
         self.td.update(self.td.flag("g").variations("a", "b", "c").fallthrough_variation(2))
-        made: list[EventProcessor] = []
-        options = EventOptions(
-            flush_interval=0.05,
-            retry_delays=(0.02, 0.02),
-            spool_retry_interval=0.05,
-            spool_retry_max=0.2,
-            drain_interval=0.01,
-            close_timeout=5.0,
-            spool_dir=spool_dir,
-            diagnostic_opt_out=True,
+        self.factory = sink_factory(
+            EventOptions(
+                flush_interval=0.05,
+                retry_delays=(0.02, 0.02),
+                spool_retry_interval=0.05,
+                spool_retry_max=0.2,
+                drain_interval=0.01,
+                close_timeout=5.0,
+                spool_dir=spool_dir,
+                diagnostic_opt_out=True,
+            )
         )
-
-        def factory(config: Config) -> EventProcessor:
-            made.append(EventProcessor(config, options))
-            return made[0]
-
         self.client = Client(
             Config(
                 sdk_key="sdk-exactly-once",
                 base_uri=sink.url,
                 data_source=self.td,
-                event_sink=factory,
+                event_sink=self.factory,
                 timing=Timing(connect_timeout=0.5, read_timeout=1.0),
             )
         )
-        self.events = made[0]
+        assert self.factory.processor is not None
+        self.events = self.factory.processor
         self.customs: list[str] = []
         self.evaluations: Counter[tuple[str, Any]] = Counter()
 
@@ -131,7 +128,8 @@ def test_every_event_and_evaluation_arrives_exactly_once_across_outages(
     assert customs == Counter(harness.customs)
     assert max(customs.values()) == 1
     assert evaluations == harness.evaluations
-    stats = harness.events.stats()
+    stats = harness.factory.stats()
+    assert stats is not None
     assert stats.dropped_total == 0
     assert sink.rejected > 0  # the 503 phase was seen
     assert sink.duplicates > 0  # lost acknowledgements made the SDK resend known payloads

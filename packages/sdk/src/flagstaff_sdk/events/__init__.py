@@ -2,12 +2,11 @@
 identify events, delivered without blocking callers and without silent loss.
 
 `create_event_sink(config)` is what a client uses by default; `sink_factory(EventOptions(...))`
-goes into `Config(event_sink=...)` to change capacities, privacy, retries or the spool.
+goes into `Config(event_sink=...)` to change capacities, privacy, retries or the spool, and keeps
+the processor it made so its counters can be read: `factory.stats()`.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from flagstaff_sdk.config import Config
 from flagstaff_sdk.events.options import EventOptions
@@ -20,6 +19,7 @@ __all__ = [
     "DropReason",
     "EventOptions",
     "EventProcessor",
+    "EventProcessorFactory",
     "EventStats",
     "create_event_sink",
     "sink_factory",
@@ -30,10 +30,23 @@ def create_event_sink(config: Config) -> EventProcessor:
     return EventProcessor(config, EventOptions())
 
 
-def sink_factory(options: EventOptions) -> Callable[[Config], EventProcessor]:
-    """`Config(event_sink=sink_factory(EventOptions(flush_interval=1.0)))`."""
+class EventProcessorFactory:
+    """Builds the processor for a client (`Config(event_sink=factory)`) and keeps it."""
 
-    def create(config: Config) -> EventProcessor:
-        return EventProcessor(config, options)
+    def __init__(self, options: EventOptions) -> None:
+        self.options = options
+        self.processor: EventProcessor | None = None
 
-    return create
+    def __call__(self, config: Config) -> EventProcessor:
+        self.processor = EventProcessor(config, self.options)
+        return self.processor
+
+    def stats(self) -> EventStats | None:
+        """Delivery and drop counters of the processor made last (None before any client)."""
+        return None if self.processor is None else self.processor.stats()
+
+
+def sink_factory(options: EventOptions | None = None) -> EventProcessorFactory:
+    """`events = sink_factory(EventOptions(flush_interval=1.0))`, then
+    `Client(Config(..., event_sink=events))` and later `events.stats()`."""
+    return EventProcessorFactory(options if options is not None else EventOptions())
