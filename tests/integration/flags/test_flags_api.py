@@ -379,3 +379,26 @@ async def test_flag_edits_appear_in_the_audit_log_endpoint(api: httpx.AsyncClien
     items = listed.json()["items"]
     assert len(items) == 2
     assert items[0]["comment"] == "ship it"
+
+
+async def test_list_filter_query_tags_state_and_type(api: httpx.AsyncClient) -> None:
+    await create_flag(api, "dark-mode", name="Dark mode", tags=["beta", "ui"])
+    await create_flag(api, "light-mode", name="Light", tags=["beta"], temporary=False)
+    await create_flag(api, "old", name="Old DARK thing", tags=["beta", "ui"])
+    deprecate = [{"op": "replace", "path": "/deprecated", "value": True}]
+    assert (await patch(api, f"{FLAGS}/old", deprecate)).status_code == 200
+
+    async def keys(filter_text: str) -> list[str]:
+        response = await api.get(FLAGS, params={"filter": filter_text})
+        assert response.status_code == 200, response.text
+        return [item["key"] for item in response.json()["items"]]
+
+    assert await keys("query:dark") == ["dark-mode", "old"]
+    assert await keys("query:dark,tags:beta+ui") == ["dark-mode", "old"]
+    assert await keys("tags:beta+ui,state:live") == ["dark-mode"]
+    assert await keys("state:deprecated") == ["old"]
+    assert await keys("type:permanent") == ["light-mode"]
+    assert await keys("state:archived") == []
+    refused = await api.get(FLAGS, params={"filter": "applicationEvaluated:x"})
+    assert refused.status_code == 400
+    assert refused.json()["path"] == "filter"

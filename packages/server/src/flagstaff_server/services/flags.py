@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from flagstaff_server.domain import (
     FlagLookup,
@@ -23,7 +24,14 @@ from flagstaff_server.domain import (
     to_sdk_flag,
     validate_flag_document,
 )
-from flagstaff_server.errors import AlreadyExists, Conflict, LostRace, NotFound, VersionConflict
+from flagstaff_server.errors import (
+    AlreadyExists,
+    Conflict,
+    InvalidInput,
+    LostRace,
+    NotFound,
+    VersionConflict,
+)
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
@@ -42,9 +50,13 @@ def resource_of(project: str, key: str) -> str:
     return f"proj/{project}:env/*:flag/{key}"
 
 
+STATES = ("live", "deprecated", "archived")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FlagQuery:
-    """LaunchDarkly's list filters: `env` (environments shown), `tag`, `archived`, paging."""
+    """LaunchDarkly's list filters: `env` (environments shown), `tag`, `archived`, paging, and the
+    `filter` subset `query`, `tags`, `state`, `type`, `archived` (see `parse_filter`)."""
 
     environments: tuple[str, ...] | None = None
     tag: str | None = None
@@ -52,6 +64,66 @@ class FlagQuery:
     """True: only archived flags; False or None: only flags that are not archived."""
     limit: int = DEFAULT_LIMIT
     offset: int = 0
+    text: str | None = None
+    """Case-insensitive substring of the key or name."""
+    tags: tuple[str, ...] = ()
+    """Every one of these tags."""
+    state: str | None = None
+    """"live", "deprecated" or "archived"; replaces the `archived` rule when given."""
+    temporary: bool | None = None
+
+
+def parse_filter(text: str, query: FlagQuery) -> FlagQuery:
+    """`query` narrowed by LaunchDarkly's `filter=field:value,...` (`query:dark-mode`,
+    `tags:beta+test`, `state:live|deprecated|archived`, `type:temporary|permanent`,
+    `archived:true|false`); other fields are a 400 naming them."""
+    changes: dict[str, Any] = {}
+    for part in filter(None, (piece.strip() for piece in text.split(","))):
+        field, separator, value = part.partition(":")
+        if not separator or not value:
+            raise InvalidInput(f"filter {part!r} is not field:value", path="filter")
+        if field == "query":
+            changes["text"] = value
+        elif field == "tags":
+            changes["tags"] = tuple(tag for tag in value.split("+") if tag)
+        elif field == "state" and value in STATES:
+            changes["state"] = value
+        elif field == "type" and value in ("temporary", "permanent"):
+            changes["temporary"] = value == "temporary"
+        elif field == "archived" and value in ("true", "false"):
+            changes["archived"] = value == "true"
+        else:
+            raise InvalidInput(
+                f"unsupported filter {part!r}: use query, tags, state (live, deprecated, "
+                "archived), type (temporary, permanent) or archived (true, false)",
+                path="filter",
+            )
+    return replace(query, **changes)
+
+
+def matches(doc: JsonObject, query: FlagQuery) -> bool:
+    archived = bool(doc.get("archived", False))
+    if query.state is None:
+        if archived != bool(query.archived):
+            return False
+    elif query.state == "archived":
+        if not archived:
+            return False
+    elif archived or bool(doc.get("deprecated", False)) != (query.state == "deprecated"):
+        return False
+    tags = set(doc.get("tags", []))
+    if query.tag is not None and query.tag not in tags:
+        return False
+    if not tags.issuperset(query.tags):
+        return False
+    if query.temporary is not None and bool(doc.get("temporary", False)) != query.temporary:
+        return False
+    if query.text is not None:
+        needle = query.text.lower()
+        return (
+            needle in str(doc.get("key", "")).lower() or needle in str(doc.get("name", "")).lower()
+        )
+    return True
 
 
 def get_record(uow: UnitOfWork, project: str, key: str, *, for_update: bool = False) -> FlagRecord:
@@ -94,13 +166,7 @@ def list_flags(plane: ControlPlane, project: str, query: FlagQuery) -> JsonObjec
             raise NotFound(f"no project {project!r}")
         check_environments(uow, project, query.environments)
         records = uow.flags.list(project)
-    wanted_archived = bool(query.archived)
-    matching = [
-        record
-        for record in records
-        if bool(record.doc.get("archived", False)) == wanted_archived
-        and (query.tag is None or query.tag in record.doc.get("tags", []))
-    ]
+    matching = [record for record in records if matches(record.doc, query)]
     page = matching[query.offset : query.offset + query.limit]
     base = f"/api/v2/flags/{project}"
     return {

@@ -71,6 +71,7 @@ async def list_flags(
     offset: Annotated[int, Query(ge=0)] = 0,
     archived: bool | None = None,
     summary: bool | None = None,
+    filters: Annotated[str | None, Query(alias="filter")] = None,
 ) -> Response:
     query = flags.FlagQuery(
         environments=environments_of(env),
@@ -79,6 +80,8 @@ async def list_flags(
         limit=limit,
         offset=offset,
     )
+    if filters:
+        query = flags.parse_filter(filters, query)
     return json_response(await run_in_threadpool(flags.list_flags, plane, projectKey, query))
 
 
