@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from flagstaff_core import Context, ErrorKind, EvaluationDetail, ReasonKind
 from flagstaff_core import Reason as CoreReason
-from flagstaff_sdk import Client, Config, DataSourceState, TestData
+from flagstaff_sdk import AsyncClient, Client, Config, DataSourceState, TestData
 from flagstaff_sdk.openfeature import FlagstaffProvider
 from flagstaff_sdk.openfeature.resolution import resolution_of
 from openfeature import api
@@ -483,3 +483,15 @@ def test_shutdown_through_openfeature_closes_the_client(client: Client) -> None:
     api.set_provider_and_wait(FlagstaffProvider(client))
     api.clear_providers()
     assert client.data_source_status().state is DataSourceState.OFF
+
+
+async def test_an_async_client_started_first_serves_openfeature(td: TestData) -> None:
+    flagstaff = AsyncClient(Config(sdk_key="sdk-async", data_source=td, send_events=False))
+    assert await flagstaff.start()
+    api.set_provider_and_wait(FlagstaffProvider(flagstaff))
+    try:
+        detail = await api.get_client().get_string_details_async("str", "d", USER)
+        assert (detail.value, detail.reason) == ("green", Reason.DEFAULT)
+    finally:
+        api.clear_providers()
+        await flagstaff.aclose()
