@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install run test lint typecheck unit bench clean
+.PHONY: install run test lint typecheck unit node-deps bench clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -28,7 +28,13 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy
 
-unit: install
+# The official Node server SDK for tests/e2e/test_node_server_sdk.py, pinned by its lockfile.
+# Without npm its tests skip (and fail when CI=true).
+node-deps:
+	@if command -v npm >/dev/null; then npm ci --prefix tests/e2e/node --no-audit --no-fund --silent; \
+	else echo "npm not found: the Node SDK tests will skip (and fail in CI)"; fi
+
+unit: install node-deps
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 test: lint typecheck unit
