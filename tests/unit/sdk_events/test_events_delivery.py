@@ -3,12 +3,14 @@ spool (bounded, oldest dropped and counted) and go out with their original id la
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 from event_support import Recorder, processor, wait_until
 from flagstaff_core import Context
-from flagstaff_sdk.events import DropReason
+from flagstaff_sdk import Config, Timing
+from flagstaff_sdk.events import DropReason, EventOptions, EventProcessor
 from flagstaff_sdk.events.courier import is_recoverable
 
 USER = Context.create("u1")
@@ -141,3 +143,28 @@ def test_a_disk_spool_outlives_the_process_and_keeps_the_payload_id(tmp_path: Pa
     assert up.bulk()[0].headers["x-launchdarkly-payload-id"] == spooled_id
     assert [e["key"] for e in up.of_kind("custom")] == ["kept", "new"]
     assert list(tmp_path.glob("*.json")) == []
+
+
+@pytest.mark.timeout(30)
+def test_close_is_bounded_when_the_endpoint_accepts_but_never_answers() -> None:
+    """A listening socket nobody reads: requests hang for the 60 s read timeout, close does not."""
+    blackhole = socket.socket()
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(16)
+    try:
+        config = Config(
+            sdk_key="sdk-blackhole",
+            base_uri=f"http://127.0.0.1:{blackhole.getsockname()[1]}",
+            timing=Timing(connect_timeout=60.0, read_timeout=60.0),
+        )
+        sink = EventProcessor(
+            config,
+            EventOptions(close_timeout=0.5, diagnostic_opt_out=True, flush_interval=3600.0),
+        )
+        sink.record_custom("stuck", USER, None, None)
+        sink.flush()
+        sink.record_custom("at-close", USER, None, None)
+        sink.close()
+        assert sink.stats().delivered_events == 0
+    finally:
+        blackhole.close()

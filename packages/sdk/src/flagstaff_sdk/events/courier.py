@@ -177,19 +177,34 @@ class Courier:
                     return False
                 if deadline is None and self._stopping.wait(delay):
                     return False  # closing: the final pass takes over
-            if self._post(self._bulk_uri, batch.body, headers):
+            timeout = None
+            if deadline is not None:
+                remaining = deadline - self._clock.monotonic()
+                if remaining <= 0:
+                    return False
+                timeout = httpx.Timeout(remaining)  # closing: no request may outlive the deadline
+            if self._post(self._bulk_uri, batch.body, headers, timeout):
                 return True
             if self._stats.disabled:
                 return False
         return False
 
-    def _post(self, uri: str, body: bytes, headers: dict[str, str]) -> bool:
+    def _post(
+        self,
+        uri: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout: httpx.Timeout | None = None,
+    ) -> bool:
         headers = {**self._headers, **headers}
         if self._options.compress:
             body = gzip.compress(body)
             headers["Content-Encoding"] = "gzip"
         try:
-            response = self._http.post(uri, content=body, headers=headers)
+            if timeout is None:
+                response = self._http.post(uri, content=body, headers=headers)
+            else:
+                response = self._http.post(uri, content=body, headers=headers, timeout=timeout)
         except httpx.HTTPError as exc:
             self._stats.add("failed_attempts")
             log.info("Flagstaff events: %s failed: %s", uri, exc)
