@@ -7,11 +7,12 @@ contexts often enough to reach every branch of evaluation. Only generates data; 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
 
 # Failing examples are replayed locally from .hypothesis/; CI starts clean, so it keeps no database.
@@ -25,6 +26,13 @@ if os.environ.get("CI", "").lower() == "true":
     settings.load_profile("flagstaff-ci")
 
 Json = Any
+
+
+def note_inputs(**inputs: Json) -> None:
+    """Print a failing example's inputs as JSON; Hypothesis's own report shows them blank here."""
+    for name, value in inputs.items():
+        note(f"{name} = {json.dumps(value)}")
+
 
 FLAG_KEYS = ("f0", "f1", "f2", "f3", "f4")
 SEGMENT_KEYS = ("s0", "s1", "s2", "s3")
@@ -67,7 +75,9 @@ SEMVERS = (
     "1.2.3\n",
 )
 # The first three name the same instant, so `before`/`after` meet equal instants; the last five are
-# invalid (a trailing newline must not slip past a `$` anchor).
+# invalid (a trailing newline must not slip past a `$` anchor). Not here: forms RFC 3339 forbids but
+# the Python SDK's parser accepts (space for `T`, no seconds, `,` fraction, `+0100`), which Go and
+# Flagstaff reject.
 TIMESTAMPS = (
     "2024-01-01T00:00:00Z",
     "2024-01-01T02:00:00+02:00",
@@ -159,10 +169,16 @@ REFERENCE_ATTRIBUTES = (
     "/address/city/x",
     "/a~1b",
     "/email",
+    "/key",
+    "/anonymous",
     *(name for name in ATTRIBUTE_POOLS if "/" not in name),
 )
 BUCKET_BY_LITERALS = ("key", "name", "email", "plan", "age", "score", "beta", "missing", "a/b")
 BUCKET_BY_REFERENCES = ("key", "name", "email", "age", "score", "/address/city", "/a~1b", "missing")
+# Decodable but unusable: evaluation that reaches them must give MALFORMED_FLAG (or, for an empty
+# bucketBy, bucket by key as the official SDKs do).
+INVALID_REFERENCES = ("", "/", "//x", "/address/", "/a~2b", "/a~")
+UNKNOWN_OPERATOR = "isFriendOf"
 
 
 def rarely(draw: st.DrawFn, one_in: int = 10) -> bool:
@@ -199,9 +215,9 @@ def pick_some(
 
 
 def variation_index(draw: st.DrawFn, count: int) -> int:
-    """A valid index into `count` variations, or rarely one past the end (a malformed flag)."""
+    """A valid index into `count` variations, or rarely one outside them (a malformed flag)."""
     if count == 0 or rarely(draw, 40):
-        return count
+        return pick(draw, (count, -1))
     return draw(st.integers(0, count - 1))
 
 
@@ -227,7 +243,10 @@ def draw_clause_values(draw: st.DrawFn, op: str, segment_keys: Sequence[str]) ->
 
 def draw_clause(draw: st.DrawFn, segment_keys: Sequence[str]) -> dict[str, Json]:
     # segmentMatch gets extra weight: it is the only way flags reach segments.
-    op = "segmentMatch" if segment_keys and rarely(draw, 5) else pick(draw, OPERATORS)
+    if segment_keys and rarely(draw, 5):
+        op = "segmentMatch"
+    else:
+        op = UNKNOWN_OPERATOR if rarely(draw, 40) else pick(draw, OPERATORS)
     clause: dict[str, Json] = {
         "attribute": "",
         "op": op,
@@ -238,9 +257,10 @@ def draw_clause(draw: st.DrawFn, segment_keys: Sequence[str]) -> dict[str, Json]
         return clause
     if coin(draw):
         clause["contextKind"] = pick(draw, KINDS)
-        clause["attribute"] = pick(draw, REFERENCE_ATTRIBUTES)
+        references = INVALID_REFERENCES if rarely(draw, 40) else REFERENCE_ATTRIBUTES
+        clause["attribute"] = pick(draw, references)
     else:
-        clause["attribute"] = pick(draw, LITERAL_ATTRIBUTES)
+        clause["attribute"] = "" if rarely(draw, 60) else pick(draw, LITERAL_ATTRIBUTES)
     return clause
 
 
@@ -279,7 +299,7 @@ def draw_rollout(draw: st.DrawFn, variation_count: int) -> dict[str, Json]:
     else:
         bucket_by_pool = BUCKET_BY_LITERALS
     if coin(draw):
-        rollout["bucketBy"] = pick(draw, bucket_by_pool)
+        rollout["bucketBy"] = pick(draw, INVALID_REFERENCES if rarely(draw, 30) else bucket_by_pool)
     if rarely(draw, 3):
         rollout["seed"] = draw(st.integers(-(2**31), 2**31 - 1))
     return rollout
@@ -365,7 +385,7 @@ def draw_flag(
         "debugEventsUntilDate": None,
         "clientSide": client_side,
         "clientSideAvailability": {"usingMobileKey": coin(draw), "usingEnvironmentId": client_side},
-        "deleted": False,
+        "deleted": rarely(draw, 25),
     }
 
 
@@ -384,7 +404,8 @@ def draw_segment_rules(draw: st.DrawFn, index: int, segment_keys: Sequence[str])
             kind = "user"
             if coin(draw):
                 kind = rule["rolloutContextKind"] = pick(draw, KINDS)
-                rule["bucketBy"] = pick(draw, BUCKET_BY_REFERENCES)
+                references = INVALID_REFERENCES if rarely(draw, 30) else BUCKET_BY_REFERENCES
+                rule["bucketBy"] = pick(draw, references)
             elif coin(draw):
                 rule["bucketBy"] = pick(draw, BUCKET_BY_LITERALS)
             # The references disagree on a weighted rule for a context without its rollout kind
@@ -415,7 +436,7 @@ def draw_segment(
         "excludedContexts": draw_kinded_keys(draw),
         "rules": draw_segment_rules(draw, index, segment_keys),
         "salt": pick(draw, SALTS),
-        "deleted": False,
+        "deleted": rarely(draw, 25),
     }
     if rarely(draw, 6):
         segment["unbounded"] = True
@@ -508,3 +529,50 @@ def multi_contexts(draw: st.DrawFn) -> dict[str, Json]:
 def contexts() -> st.SearchStrategy[dict[str, Json]]:
     """New-format context JSON: single of kind user/org/device, or multi-kind."""
     return st.one_of(single_contexts(), multi_contexts())
+
+
+# One edit each, applied to an individual context; most make it invalid, a few are only unusual.
+CONTEXT_EDITS: tuple[tuple[str, Json], ...] = (
+    ("key", ""),
+    ("key", 7),
+    ("key", None),
+    ("name", 1),
+    ("name", None),
+    ("anonymous", "yes"),
+    ("anonymous", 0),
+    ("_meta", "private"),
+    ("_meta", None),
+    ("_meta", {"privateAttributes": "email"}),
+    ("_meta", {"privateAttributes": [1]}),
+    ("_meta", {}),
+    ("", "empty name"),
+)
+# No edit removes `kind`: without it the JSON is an old-style user, which the core accepts and the
+# official Python SDK (9.x) no longer does.
+KIND_EDITS: tuple[Json, ...] = ("", "kind", "multi", "us er", "\u00fcmlaut", 5, "a.b_c-9")
+
+
+@st.composite
+def questionable_contexts(draw: st.DrawFn) -> dict[str, Json]:
+    """Context JSON with one edit that may make it invalid (bad key, kind, name, _meta, ...)."""
+    context = draw(contexts())
+    members = (
+        [context] if context["kind"] != "multi" else [v for k, v in context.items() if k != "kind"]
+    )
+    target = pick(draw, members)
+    choice = draw(st.integers(0, 3))
+    if choice == 0 and context["kind"] != "multi":
+        context["kind"] = pick(draw, KIND_EDITS)
+    elif choice == 1 and context["kind"] == "multi":
+        member_kind = pick(draw, [k for k in context if k != "kind"])
+        context[pick(draw, ("", "multi", "us er"))] = context.pop(member_kind)
+    elif choice == 2 and context["kind"] == "multi":
+        member_kind = pick(draw, [k for k in context if k != "kind"])
+        context[member_kind] = pick(draw, ("not an object", [], None))
+    else:
+        name, value = pick(draw, CONTEXT_EDITS)
+        if value is None and coin(draw):
+            target.pop(name, None)
+        else:
+            target[name] = value
+    return context

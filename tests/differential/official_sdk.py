@@ -24,16 +24,16 @@ DEFAULT = "<application default>"
 
 
 class OfficialSdk:
-    """Evaluates flags of one loaded data set with `LDClient.variation_detail`."""
+    """One loaded data set: `evaluate` wraps `variation_detail`; `client` is there for the rest."""
 
     def __init__(self, client: LDClient) -> None:
-        self._client = client
+        self.client = client
 
     def evaluate(self, flag_key: str, context: dict[str, Any]) -> dict[str, Any]:
         """`{"value", "variationIndex", "reason"}` with value None when no variation was chosen."""
         sdk_context = Context.from_dict(context)
         assert sdk_context.valid, f"the SDK rejects the context {context}: {sdk_context.error}"
-        detail = self._client.variation_detail(flag_key, sdk_context, DEFAULT)
+        detail = self.client.variation_detail(flag_key, sdk_context, DEFAULT)
         value = detail.value
         if detail.variation_index is None:
             assert value == DEFAULT, f"no variation but value {value!r}"

@@ -15,11 +15,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flagstaff_core import decode_context, decode_data, encode_data, evaluate_key
+from flagstaff_core import (
+    ContextError,
+    all_flags_state,
+    decode_context,
+    decode_data,
+    encode_data,
+    evaluate_key,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ldclient import Context as SdkContext
 from official_sdk import load
-from strategies import contexts, data_sets
+from strategies import contexts, data_sets, note_inputs, questionable_contexts
 
 EXAMPLES = 400
 
@@ -47,6 +55,7 @@ def comparable(result: dict[str, Any]) -> str:
 def test_core_agrees_with_official_sdk_on_every_flag_and_context(
     data: dict[str, Any], context_list: list[dict[str, Any]]
 ) -> None:
+    note_inputs(data=data, context_list=context_list)
     core_data = decode_data(data)
     with load(data) as sdk:
         for flag_key in data["flags"]:
@@ -54,7 +63,7 @@ def test_core_agrees_with_official_sdk_on_every_flag_and_context(
                 expected = sdk.evaluate(flag_key, context)
                 actual = evaluate_with_core(core_data, flag_key, context)
                 assert comparable(actual) == comparable(expected), (
-                    f"flag {flag_key} context {json.dumps(context)} data {json.dumps(data)}"
+                    f"flag {flag_key} context {json.dumps(context)}"
                 )
 
 
@@ -63,6 +72,7 @@ def test_core_agrees_with_official_sdk_on_every_flag_and_context(
 def test_official_sdk_loads_what_core_encodes_and_evaluates_it_like_the_original(
     data: dict[str, Any], context_list: list[dict[str, Any]]
 ) -> None:
+    note_inputs(data=data, context_list=context_list)
     encoded = encode_data(decode_data(data))
     # `load` fails when the SDK rejects a file, so the encoding is complete enough for it.
     with load(data) as original, load(encoded) as reencoded:
@@ -71,3 +81,47 @@ def test_official_sdk_loads_what_core_encodes_and_evaluates_it_like_the_original
                 assert comparable(reencoded.evaluate(flag_key, context)) == comparable(
                     original.evaluate(flag_key, context)
                 ), f"flag {flag_key} context {json.dumps(context)} encoded {json.dumps(encoded)}"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=data_sets(),
+    context_list=st.lists(contexts(), min_size=1, max_size=4),
+    client_side_only=st.booleans(),
+    with_reasons=st.booleans(),
+    details_only_for_tracked_flags=st.booleans(),
+)
+def test_all_flags_state_agrees_with_official_sdk(
+    data: dict[str, Any],
+    context_list: list[dict[str, Any]],
+    client_side_only: bool,
+    with_reasons: bool,
+    details_only_for_tracked_flags: bool,
+) -> None:
+    options = {
+        "client_side_only": client_side_only,
+        "with_reasons": with_reasons,
+        "details_only_for_tracked_flags": details_only_for_tracked_flags,
+    }
+    note_inputs(data=data, context_list=context_list, options=options)
+    core_data = decode_data(data)
+    with load(data) as sdk:
+        for context in context_list:
+            expected = sdk.client.all_flags_state(SdkContext.from_dict(context), **options)
+            actual = all_flags_state(core_data, decode_context(context), **options)
+            assert comparable(actual) == comparable(expected.to_json_dict()), (
+                f"context {json.dumps(context)}"
+            )
+
+
+@settings(max_examples=300, deadline=None)
+@given(context=questionable_contexts())
+def test_context_validity_agrees_with_official_sdk(context: dict[str, Any]) -> None:
+    # An invalid context makes every evaluation USER_NOT_SPECIFIED: validity is part of the answer.
+    note_inputs(context=context)
+    try:
+        decode_context(context)
+        accepted = True
+    except ContextError:
+        accepted = False
+    assert accepted == SdkContext.from_dict(context).valid, f"core accepts: {accepted}"

@@ -15,6 +15,7 @@ from flagstaff_core import Context, decode_data, evaluate
 from flagstaff_core.bucketing import bucket, bucket_prefix
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import note_inputs
 
 seeds = st.none() | st.integers(-(2**63), 2**63 - 1)
 bucketable = st.text(max_size=40) | st.integers(-(2**70), 2**70)
@@ -32,6 +33,7 @@ def reference_bucket(flag_key: str, salt: str, seed: int | None, value: str | in
 def test_bucket_is_in_unit_interval_stable_and_follows_the_reference_formula(
     flag_key: str, salt: str, seed: int | None, value: str | int
 ) -> None:
+    note_inputs(flag_key=flag_key, salt=salt, seed=seed, value=value)
     first = bucket(bucket_prefix(flag_key, salt, seed), value)
     again = bucket(bucket_prefix(flag_key, salt, seed), value)
     assert 0.0 <= first < 1.0
@@ -42,6 +44,7 @@ def test_bucket_is_in_unit_interval_stable_and_follows_the_reference_formula(
 @settings(max_examples=50, deadline=None)
 @given(value=st.floats(allow_nan=False) | st.booleans() | st.none() | st.lists(st.integers()))
 def test_values_that_are_neither_strings_nor_integers_bucket_to_zero(value: object) -> None:
+    note_inputs(value=value)
     assert bucket(bucket_prefix("flag", "salt", None), value) == 0.0
 
 
@@ -80,6 +83,7 @@ def two_way_rollout(weight: int, salt: str, seed: int | None, bucket_by: str | N
 def test_raising_a_rollout_weight_only_adds_contexts_to_that_variation(
     weights: list[int], salt: str, seed: int | None, bucket_by: str | None, keys: list[str]
 ) -> None:
+    note_inputs(weights=weights, salt=salt, seed=seed, bucket_by=bucket_by, keys=keys)
     low, high = weights
     smaller = two_way_rollout(low, salt, seed, bucket_by)
     larger = two_way_rollout(high, salt, seed, bucket_by)

@@ -16,7 +16,7 @@ from flagstaff_core import (
     encode_segment,
 )
 from hypothesis import HealthCheck, given, settings
-from strategies import data_sets
+from strategies import data_sets, note_inputs
 
 CODEC_SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -26,6 +26,7 @@ CODEC_SETTINGS = settings(
 @CODEC_SETTINGS
 @given(data=data_sets())
 def test_decoding_the_encoding_gives_back_the_same_data(data: dict[str, Any]) -> None:
+    note_inputs(data=data)
     decoded = decode_data(data)
     assert decode_data(encode_data(decoded)) == decoded
 
@@ -33,6 +34,7 @@ def test_decoding_the_encoding_gives_back_the_same_data(data: dict[str, Any]) ->
 @CODEC_SETTINGS
 @given(data=data_sets())
 def test_encoding_is_stable_after_one_round_trip(data: dict[str, Any]) -> None:
+    note_inputs(data=data)
     encoded = encode_data(decode_data(data))
     assert encode_data(decode_data(encoded)) == encoded
 
@@ -40,6 +42,7 @@ def test_encoding_is_stable_after_one_round_trip(data: dict[str, Any]) -> None:
 @CODEC_SETTINGS
 @given(data=data_sets())
 def test_each_flag_and_segment_round_trips_alone(data: dict[str, Any]) -> None:
+    note_inputs(data=data)
     for flag_json in data["flags"].values():
         flag = decode_flag(flag_json)
         assert decode_flag(encode_flag(flag)) == flag
