@@ -287,7 +287,11 @@ def _with_rule_ids(original: dict[str, Any], exported: dict[str, Any]) -> dict[s
 @EXAMPLES
 @given(strategies.data_sets())
 def test_sdk_data_survives_import_and_export(data: dict[str, Any]) -> None:
+    # Tombstones (`deleted: true`) are not imported: the import service skips them, so the round
+    # trip is defined for live items only.
     for key, sdk_flag in data["flags"].items():
+        if sdk_flag.get("deleted"):
+            continue
         document = flag_document_from_sdk(
             sdk_flag,
             environment_key="production",
@@ -301,6 +305,8 @@ def test_sdk_data_survives_import_and_export(data: dict[str, Any]) -> None:
             decode_flag(_with_rule_ids(sdk_flag, exported))
         ), key
     for key, sdk_segment in data["segments"].items():
+        if sdk_segment.get("deleted"):
+            continue
         document = segment_document_from_sdk(sdk_segment, now_ms=NOW, new_id=id_factory())
         exported = to_sdk_segment(document)
         expected = decode_segment(_with_rule_ids(sdk_segment, exported))
