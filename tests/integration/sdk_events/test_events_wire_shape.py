@@ -141,9 +141,20 @@ def sinks() -> Iterator[tuple[EventSinkServer, EventSinkServer]]:
     theirs.close()
 
 
-def _ours(data_file: Path, sink: EventSinkServer) -> list[dict[str, Any]]:
+VARIANTS: dict[str, dict[str, Any]] = {
+    "private attributes": {},
+    "all attributes private": {"all_attributes_private": True},
+    "anonymous contexts omitted": {"omit_anonymous_contexts": True},
+    "gzip": {"compress": True},
+}
+"""Our EventOptions beside the official Config options that mean the same."""
+
+_OFFICIAL_NAMES = {"compress": "enable_event_compression"}
+
+
+def _ours(data_file: Path, sink: EventSinkServer, variant: dict[str, Any]) -> list[dict[str, Any]]:
     options = EventOptions(
-        private_attributes=PRIVATE, flush_interval=3600.0, diagnostic_opt_out=True
+        private_attributes=PRIVATE, flush_interval=3600.0, diagnostic_opt_out=True, **variant
     )
     client = Client(
         Config(
@@ -164,7 +175,10 @@ def _ours(data_file: Path, sink: EventSinkServer) -> list[dict[str, Any]]:
     return _wait_for_payload(sink)
 
 
-def _official(data_file: Path, sink: EventSinkServer) -> list[dict[str, Any]]:
+def _official(
+    data_file: Path, sink: EventSinkServer, variant: dict[str, Any]
+) -> list[dict[str, Any]]:
+    official = {_OFFICIAL_NAMES.get(name, name): value for name, value in variant.items()}
     config = LdConfig(
         "sdk-wire",
         events_uri=sink.url,
@@ -173,6 +187,7 @@ def _official(data_file: Path, sink: EventSinkServer) -> list[dict[str, Any]]:
         diagnostic_opt_out=True,
         flush_interval=3600,
         private_attributes=set(PRIVATE),
+        **official,
     )
     client = LDClient(config=config)
     try:
@@ -190,17 +205,18 @@ def _official(data_file: Path, sink: EventSinkServer) -> list[dict[str, Any]]:
         client.close()
 
 
+@pytest.mark.parametrize("variant", list(VARIANTS))
 def test_payload_matches_the_official_sdk_field_for_field(
-    data_file: Path, sinks: tuple[EventSinkServer, EventSinkServer]
+    data_file: Path, sinks: tuple[EventSinkServer, EventSinkServer], variant: str
 ) -> None:
-    ours = _ours(data_file, sinks[0])
-    theirs = _official(data_file, sinks[1])
+    ours = _ours(data_file, sinks[0], VARIANTS[variant])
+    theirs = _official(data_file, sinks[1], VARIANTS[variant])
     assert _normalise(ours) == _normalise(theirs)
     assert [e["kind"] for e in ours] == [e["kind"] for e in theirs]
     (our_headers,) = sinks[0].headers
     (their_headers,) = sinks[1].headers
-    for name in ("x-launchdarkly-event-schema", "content-type"):
-        assert our_headers[name] == their_headers[name]
+    for name in ("x-launchdarkly-event-schema", "content-type", "content-encoding"):
+        assert our_headers.get(name) == their_headers.get(name)
     assert len(our_headers["x-launchdarkly-payload-id"]) == len(
         their_headers["x-launchdarkly-payload-id"]
     )
