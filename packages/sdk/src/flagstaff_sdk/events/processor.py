@@ -398,10 +398,10 @@ class EventProcessor:
         if ratio != 1:
             event["samplingRatio"] = ratio
         if full and self._sampled(ratio):
-            self._add({**event, "context": self._format(context, redact_anonymous=True)})
+            self._add({**event}, context, redact_anonymous=True)
         if debug and self._sampled(ratio):
             event["kind"] = "debug"
-            self._add({**event, "context": self._format(context, redact_anonymous=False)})
+            self._add(event, context, redact_anonymous=False)
 
     def _custom(
         self, at: float, key: str, context: Context, data: Any, metric_value: float | None
@@ -412,13 +412,12 @@ class EventProcessor:
             "kind": "custom",
             "creationDate": timestamp,
             "key": key,
-            "context": self._format(context, redact_anonymous=True),
         }
         if data is not None:
             event["data"] = data
         if metric_value is not None:
             event["metricValue"] = metric_value
-        self._add(event)
+        self._add(event, context, redact_anonymous=True)
 
     def _identify(self, at: float, context: Context) -> None:
         if self._options.omit_anonymous_contexts:
@@ -430,11 +429,7 @@ class EventProcessor:
             self._deduplicated += 1
             self._deduplicated_unpublished += 1
         self._add(
-            {
-                "kind": "identify",
-                "creationDate": int(at * 1000),
-                "context": self._format(context, redact_anonymous=False),
-            }
+            {"kind": "identify", "creationDate": int(at * 1000)}, context, redact_anonymous=False
         )
 
     def _index_context(self, context: Context, at: float) -> None:
@@ -448,11 +443,7 @@ class EventProcessor:
             self._deduplicated_unpublished += 1
             return
         self._add(
-            {
-                "kind": "index",
-                "creationDate": int(at * 1000),
-                "context": self._format(context, redact_anonymous=False),
-            }
+            {"kind": "index", "creationDate": int(at * 1000)}, context, redact_anonymous=False
         )
 
     def _sampled(self, ratio: int) -> bool:
@@ -474,10 +465,13 @@ class EventProcessor:
         self._formatted[cache_key] = (context, formatted)
         return formatted
 
-    def _add(self, event: dict[str, Any]) -> None:
+    def _add(self, event: dict[str, Any], context: Context, *, redact_anonymous: bool) -> None:
+        """Buffer `event` with its context formatted, unless the buffer is full (then the
+        context is not even formatted: the format cache must not grow past the buffer)."""
         if len(self._buffer) >= self._options.capacity:
             self._stats.drop(DropReason.CAPACITY)
             return
+        event["context"] = self._format(context, redact_anonymous=redact_anonymous)
         self._buffer.append(event)
 
     def _flush(self) -> None:
