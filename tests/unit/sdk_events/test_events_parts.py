@@ -4,12 +4,18 @@ spools' bounds and order."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from flagstaff_core import Context
+from flagstaff_core.attribute import escape_name
 from flagstaff_sdk.events.context_index import ContextIndex
 from flagstaff_sdk.events.redaction import ContextFormatter, without_anonymous
 from flagstaff_sdk.events.spool import Batch, DiskSpool, MemorySpool
 from flagstaff_sdk.events.summary import Summary
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ldclient import Context as LdContext
+from ldclient.impl.events.event_context_formatter import EventContextFormatter
 
 # summary -----------------------------------------------------------------------------------------
 
@@ -234,3 +240,105 @@ def test_disk_spool_drops_oldest_files_beyond_its_bound(tmp_path: Path) -> None:
     assert spool.size == 30
     assert len(list(tmp_path.glob("*.json"))) == 3
     assert DiskSpool(tmp_path, max_bytes=30).head() == _batch(3)
+
+
+# redaction properties -----------------------------------------------------------------------------
+
+_names = st.sampled_from(["a", "b", "c", "/d", "e~f"])
+_values = st.recursive(
+    st.integers(0, 9) | st.text(max_size=3),
+    lambda inner: st.dictionaries(_names, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _paths(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for name, item in value.items():
+            out.extend(_paths(item, (*prefix, name)))
+    return out
+
+
+def _reference(path: tuple[str, ...]) -> str:
+    return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _lookup(value: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
+    for name in path:
+        if not isinstance(value, dict) or name not in value:
+            return False, None
+        value = value[name]
+    return True, value
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_names, _values, min_size=1, max_size=4), st.data())
+def test_a_private_path_never_reaches_the_event_and_is_listed_once(
+    attributes: dict[str, Any], data: st.DataObject
+) -> None:
+    paths = _paths(attributes)
+    private = data.draw(st.lists(st.sampled_from(paths), max_size=3, unique=True))
+    context = Context(kind="user", key="k", attributes=attributes)
+    out = ContextFormatter(private_attributes=[_reference(p) for p in private]).format(
+        context, redact_anonymous=False
+    )
+    for path in private:
+        assert _lookup(out, path) == (False, None)
+    # a private path inside another private path is never reached, so it is not listed
+    reachable = [p for p in private if not any(q != p and p[: len(q)] == q for q in private)]
+    listed = out.get("_meta", {}).get("redactedAttributes", [])
+    # top-level attributes are listed by name, as LaunchDarkly does; nested ones as referenced
+    expected = [escape_name(p[0]) if len(p) == 1 else _reference(p) for p in reachable]
+    assert sorted(listed) == sorted(expected)
+    # everything not private is kept as it was
+    for path in paths:
+        if not any(path[: len(p)] == p for p in private):
+            present, value = _lookup(out, path)
+            assert present
+            if not isinstance(value, dict):
+                assert _lookup(attributes, path) == (True, value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(_names, _values, min_size=1, max_size=4),
+    st.data(),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_redaction_agrees_with_the_official_sdk(
+    attributes: dict[str, Any],
+    data: st.DataObject,
+    anonymous: bool,
+    all_private: bool,
+    redact_anonymous: bool,
+) -> None:
+    paths = _paths(attributes)
+    global_private = [
+        _reference(p) for p in data.draw(st.lists(st.sampled_from(paths), max_size=2))
+    ]
+    own_private = [_reference(p) for p in data.draw(st.lists(st.sampled_from(paths), max_size=2))]
+    context = Context(
+        kind="org",
+        key="k",
+        name="N",
+        anonymous=anonymous,
+        attributes=attributes,
+        private_attributes=tuple(own_private),
+    )
+    ours = ContextFormatter(private_attributes=global_private, all_private=all_private).format(
+        context, redact_anonymous=redact_anonymous
+    )
+    official = EventContextFormatter(all_private, global_private)
+    ld_context = LdContext.from_dict(context.to_json())
+    theirs = (
+        official.format_context_redact_anonymous(ld_context)
+        if redact_anonymous
+        else official.format_context(ld_context)
+    )
+    for out in (ours, theirs):
+        if "_meta" in out:
+            out["_meta"]["redactedAttributes"].sort()
+    assert ours == theirs
