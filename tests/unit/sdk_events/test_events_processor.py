@@ -338,3 +338,32 @@ def test_diagnostic_init_once_and_periodic_diagnostics_with_drop_counts() -> Non
     assert all(
         r.headers.get("host") == EVENTS_URI.removeprefix("http://") for r in recorder.requests
     )
+
+
+def test_concurrent_callers_lose_nothing_below_the_queue_bound() -> None:
+    recorder = Recorder()
+    data = flag_data(flag_json("f"), flag_json("g", variations=["x", "y"], offVariation=0))
+    contexts = [Context.create(f"user-{n}") for n in range(8)]
+
+    def hammer(offset: int) -> None:
+        for n in range(3000):
+            evaluate(sink, data, "f" if n % 2 else "g", contexts[(n + offset) % 8], None)
+
+    with processor(recorder, drain_interval=0.005) as sink:
+        threads = [threading.Thread(target=hammer, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sink.sync(10)
+        stats = sink.stats()
+    counts = {
+        key: sum(
+            c["count"] for s in recorder.of_kind("summary") for c in s["features"][key]["counters"]
+        )
+        for key in ("f", "g")
+    }
+    assert counts == {"f": 6000, "g": 6000}
+    assert stats.dropped_total == 0
+    indexed = [e["context"]["key"] for e in recorder.of_kind("index")]
+    assert sorted(indexed) == sorted(c.key for c in contexts)
