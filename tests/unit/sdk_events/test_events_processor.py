@@ -367,3 +367,25 @@ def test_concurrent_callers_lose_nothing_below_the_queue_bound() -> None:
     assert stats.dropped_total == 0
     indexed = [e["context"]["key"] for e in recorder.of_kind("index")]
     assert sorted(indexed) == sorted(c.key for c in contexts)
+
+
+def test_feature_and_debug_events_beyond_capacity_are_counted_not_built() -> None:
+    recorder = Recorder()
+    clock = ManualClock()
+    until = int(clock.wall() * 1000) + 60_000
+    data = flag_data(flag_json("f", trackEvents=True, debugEventsUntilDate=until))
+    with processor(recorder, clock=clock, capacity=4) as sink:
+        for _ in range(6):
+            evaluate(sink, data, "f", USER, False)
+        assert sink.sync(5)
+        stats = sink.stats()
+    assert [e["kind"] for e in recorder.events()] == [
+        "index",
+        "feature",
+        "debug",
+        "feature",
+        "summary",
+    ]
+    assert stats.dropped[DropReason.CAPACITY] == 9
+    (summary,) = recorder.of_kind("summary")
+    assert summary["features"]["f"]["counters"][0]["count"] == 6

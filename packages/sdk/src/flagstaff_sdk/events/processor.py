@@ -381,6 +381,16 @@ class EventProcessor:
         if not full and not debug:
             return
         ratio = 1 if flag.sampling_ratio is None else flag.sampling_ratio
+        full = full and self._sampled(ratio)
+        debug = debug and self._sampled(ratio)
+        wanted = int(full) + int(debug)
+        room = self._options.capacity - len(self._buffer)
+        if wanted > room:
+            # counted before anything is built: a full buffer must stay cheap to hit
+            self._stats.drop(DropReason.CAPACITY, wanted - max(room, 0))
+            if room <= 0:
+                return
+            debug = debug and not full
         event: dict[str, Any] = {
             "kind": "feature",
             "creationDate": int(at * 1000),
@@ -397,9 +407,9 @@ class EventProcessor:
             event["prereqOf"] = prereq_of
         if ratio != 1:
             event["samplingRatio"] = ratio
-        if full and self._sampled(ratio):
+        if full:
             self._add({**event}, context, redact_anonymous=True)
-        if debug and self._sampled(ratio):
+        if debug:
             event["kind"] = "debug"
             self._add(event, context, redact_anonymous=False)
 
