@@ -576,3 +576,72 @@ def questionable_contexts(draw: st.DrawFn) -> dict[str, Json]:
         else:
             target[name] = value
     return context
+
+
+# Fields the official Python SDK lets data omit (it fills a default); `sparse_data_sets` drops some.
+OPTIONAL_FLAG_FIELDS = (
+    "on",
+    "variations",
+    "offVariation",
+    "fallthrough",
+    "prerequisites",
+    "targets",
+    "contextTargets",
+    "rules",
+    "salt",
+    "trackEvents",
+    "trackEventsFallthrough",
+    "debugEventsUntilDate",
+    "clientSide",
+    "clientSideAvailability",
+    "deleted",
+)
+OPTIONAL_SEGMENT_FIELDS = (
+    "included",
+    "excluded",
+    "includedContexts",
+    "excludedContexts",
+    "rules",
+    "salt",
+    "deleted",
+)
+# Not `rolloutContextKind`: a weighted segment rule's leading clause names that kind (see above).
+OPTIONAL_RULE_FIELDS = ("id", "trackEvents", "weight", "bucketBy")
+OPTIONAL_CLAUSE_FIELDS = ("contextKind", "negate")
+OPTIONAL_ROLLOUT_FIELDS = ("kind", "contextKind", "bucketBy", "seed")
+
+
+def drop_fields(draw: st.DrawFn, item: Json, optional: Sequence[str]) -> None:
+    """Remove about a third of the `optional` fields present in `item` (in place)."""
+    for name in optional:
+        if name in item and rarely(draw, 3):
+            del item[name]
+
+
+def drop_nested_fields(draw: st.DrawFn, item: Json) -> None:
+    """Thin out the rules, clauses, rollouts and weighted variations of a flag or segment."""
+    rollouts = [item.get("fallthrough")]
+    for rule in item.get("rules", ()):
+        for clause in rule["clauses"]:
+            drop_fields(draw, clause, OPTIONAL_CLAUSE_FIELDS)
+        drop_fields(draw, rule, OPTIONAL_RULE_FIELDS)
+        rollouts.append(rule)
+    for holder in rollouts:
+        rollout = (holder or {}).get("rollout")
+        if rollout is not None:
+            drop_fields(draw, rollout, OPTIONAL_ROLLOUT_FIELDS)
+            for weighted in rollout["variations"]:
+                drop_fields(draw, weighted, ("untracked",))
+
+
+@st.composite
+def sparse_data_sets(draw: st.DrawFn) -> dict[str, Json]:
+    """Data sets with optional fields left out, as older writers and hand-written files do."""
+    data = draw(data_sets())
+    for flag in data["flags"].values():
+        drop_nested_fields(draw, flag)
+        drop_fields(draw, flag, OPTIONAL_FLAG_FIELDS)
+    for segment in data["segments"].values():
+        drop_nested_fields(draw, segment)
+        drop_fields(draw, segment, OPTIONAL_SEGMENT_FIELDS)
+    return data

@@ -16,7 +16,7 @@ from flagstaff_core import (
     encode_segment,
 )
 from hypothesis import HealthCheck, given, settings
-from strategies import data_sets, note_inputs
+from strategies import data_sets, note_inputs, sparse_data_sets
 
 CODEC_SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -32,7 +32,7 @@ def test_decoding_the_encoding_gives_back_the_same_data(data: dict[str, Any]) ->
 
 
 @CODEC_SETTINGS
-@given(data=data_sets())
+@given(data=sparse_data_sets())
 def test_encoding_is_stable_after_one_round_trip(data: dict[str, Any]) -> None:
     note_inputs(data=data)
     encoded = encode_data(decode_data(data))
