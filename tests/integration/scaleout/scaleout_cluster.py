@@ -333,9 +333,13 @@ def create_flag(api: httpx.Client, key: str) -> None:
     ok(api.post("/api/v2/flags/shop", json={"key": key, "name": key, "variations": variations}))
 
 
-def switch_on(api: httpx.Client, key: str) -> None:
-    patch = [{"op": "replace", "path": "/environments/production/on", "value": True}]
+def switch_on(api: httpx.Client, key: str, *, on: bool = True) -> None:
+    patch = [{"op": "replace", "path": "/environments/production/on", "value": on}]
     ok(api.patch(f"/api/v2/flags/shop/{key}", json=patch))
+
+
+def switch_off(api: httpx.Client, key: str) -> None:
+    switch_on(api, key, on=False)
 
 
 # the official SDK -------------------------------------------------------------------------------
