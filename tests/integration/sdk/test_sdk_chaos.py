@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from delivery_support import serve, wait_until
 from faultproxy import POLL_PATHS, STREAM_PATHS, Fault, FaultProxy
 from flagstaff_sdk import Client, Config, DataSourceState, Endpoint, ErrorKind
 from flagstaff_server.services.ports import ChangeFeed
-from sdk_support import SERVER, USER, current, sdk_config, seeded, set_flag_value
+from sdk_support import FAST, SERVER, USER, current, sdk_config, seeded, set_flag_value
 
 
 @contextmanager
@@ -219,3 +220,15 @@ def test_a_service_without_fdv2_gets_fdv1_requests(fault: Fault) -> None:
             wait_until(lambda: client.variation("a", USER, None) == value)
             # the fallback is remembered: FDv2 was asked once, not on every reconnect
             assert proxy.count("/sdk/stream") == 1
+
+
+def test_with_streams_blackholed_from_the_start_the_polling_initializer_brings_data() -> None:
+    feed, _outbox = seeded()
+    timing = replace(FAST, initial_poll_after=0.2, poll_fallback_after=30.0)
+    with proxied(feed) as proxy:
+        proxy.set(Fault("blackhole"), paths=STREAM_PATHS)
+        with Client(sdk_config(proxy.url, init_timeout=3.0, timing=timing)) as client:
+            # the constructor returned with polled data, long before the stream fallback delay
+            assert client.is_initialized()
+            assert client.variation("a", USER, None) == "on-1"
+            assert proxy.count(*POLL_PATHS) >= 1

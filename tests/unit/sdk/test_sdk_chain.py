@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -218,3 +219,16 @@ def test_retry_after_is_read_as_seconds_or_an_http_date_and_statuses_are_classif
     with pytest.raises(HttpStatusError):
         check_response(httpx.Response(404), fdv2=True, auto=False, now=now)
     check_response(httpx.Response(304), fdv2=False, auto=True, now=now)
+
+
+def test_a_bootstrap_file_serves_until_the_network_answers(tmp_path: Path) -> None:
+    bootstrap = tmp_path / "bootstrap.json"
+    bootstrap.write_text(json.dumps({"flagValues": {"f": "from-file"}}))
+    service = FakeService()
+    service.stream_status = service.poll_status = 503
+    with client_for(service, bootstrap_file=bootstrap, init_timeout=0.3) as client:
+        assert client.variation("f", USER, None) == "from-file"
+        assert client.data_source_status().state is DataSourceState.INTERRUPTED
+        service.stream_status = service.poll_status = 200
+        wait_until(lambda: client.variation("f", USER, None) == "a1", what="network data")
+        wait_until(lambda: client.data_source_status().state is DataSourceState.VALID)

@@ -120,3 +120,30 @@ def test_up_to_date_answers_and_identical_data_change_nothing() -> None:
     again = merge(start(f("a", 1)), same, 6)
     assert again is not None
     assert not again.changed
+
+
+def test_a_poll_replaces_initializer_data_whatever_its_version() -> None:
+    cached = Holding(
+        data=start(f("a", 9, "cached"), f("b", 1, "cached")).data,
+        learned_at={("flag", "a"): float("-inf"), ("flag", "b"): float("-inf")},
+    )
+    poll = ChangeSet(full=True, flags={"a": f("a", 2, "served"), "b": f("b", 1, "served")})
+    result = apply(cached, poll, 1)
+    assert {k: v.variations for k, v in result.data.flags.items()} == {
+        "a": ("served",),
+        "b": ("served",),
+    }
+
+
+def test_a_poll_keeps_our_copy_at_an_equal_or_higher_version() -> None:
+    held = start(f("a", 1, "ours"), f("b", 4, "ours"), at=0)
+    poll = ChangeSet(
+        full=True, flags={"a": f("a", 1, "same"), "b": f("b", 3, "lagging")}, requested_at=5
+    )
+    result = merge(held, poll, 6)
+    assert result is not None
+    assert not result.changed
+    assert {k: v.variations for k, v in result.holding.data.flags.items()} == {
+        "a": ("ours",),
+        "b": ("ours",),
+    }

@@ -79,6 +79,9 @@ class Timing:
     poll_interval: float = 30.0
     poll_fallback_after: float = 10.0
     """Streaming not VALID for this long: poll alongside until a stream is VALID again."""
+    initial_poll_after: float = 1.0
+    """At start, no stream VALID this soon: poll once to initialize (the polling initializer);
+    0 polls first, as LaunchDarkly's FDv2 default chain does."""
     failover_after_failures: int = 2
     """Consecutive failures against one endpoint before the next endpoint is tried."""
     probe_interval: float = 60.0
@@ -109,8 +112,10 @@ class Timing:
                 raise ConfigError(f"Timing.{name} must be positive")
         if not 0.0 <= self.jitter < 1.0:
             raise ConfigError("Timing.jitter must be in [0, 1)")
-        if self.poll_fallback_after < 0 or self.cache_write_delay < 0:
-            raise ConfigError("Timing.poll_fallback_after and cache_write_delay must be >= 0")
+        if min(self.poll_fallback_after, self.initial_poll_after, self.cache_write_delay) < 0:
+            raise ConfigError(
+                "Timing.poll_fallback_after, initial_poll_after and cache_write_delay must be >= 0"
+            )
         if self.failover_after_failures < 1:
             raise ConfigError("Timing.failover_after_failures must be at least 1")
 
@@ -132,6 +137,9 @@ class Config:
     protocol: DeliveryProtocol = "auto"
     init_timeout: float = 5.0
     cache_dir: Path | None = None
+    bootstrap_file: Path | None = None
+    """A LaunchDarkly data file to start from when the disk cache has nothing (an initializer:
+    the network replaces it as soon as it answers)."""
     offline: bool = False
     data_files: tuple[Path, ...] = ()
     auto_reload: bool = False
@@ -163,6 +171,8 @@ class Config:
             raise ConfigError("init_timeout must be >= 0")
         if self.cache_dir is not None:
             object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+        if self.bootstrap_file is not None:
+            object.__setattr__(self, "bootstrap_file", Path(self.bootstrap_file))
         object.__setattr__(self, "data_files", tuple(Path(p) for p in self.data_files))
         if self.auto_reload and not self.data_files:
             raise ConfigError("auto_reload needs data_files")

@@ -16,8 +16,10 @@ import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
+from flagstaff_core import FlagData
 
 from flagstaff_sdk.backoff import Backoff
 from flagstaff_sdk.cache import cache_path, read_cache, write_cache
@@ -31,6 +33,7 @@ from flagstaff_sdk.errors import (
     PayloadError,
     SourceError,
 )
+from flagstaff_sdk.merge import Holding
 from flagstaff_sdk.network import StreamEvents, poll, read_stream
 from flagstaff_sdk.notifier import Notifier
 from flagstaff_sdk.region import Region, RegionSet
@@ -77,6 +80,7 @@ class DataSystem:
         self._status = DataSourceStatus(state=DataSourceState.INITIALIZING, since=self.clock.wall())
         self._last_error: ErrorInfo | None = None
         self._stream_valid = False
+        self._stream_ever_valid = False
         self._stream_down_since = self.clock.monotonic()
         self._polling = False
         self._poll_valid = False
@@ -103,7 +107,7 @@ class DataSystem:
     # initializers (synchronous, before the loop) -----------------------------------------------
 
     def initialize(self) -> None:
-        """Load local data at once: data files, else the disk cache."""
+        """Load local data at once: data files; else the disk cache, else the bootstrap file."""
         if self._file_source is not None:
             try:
                 self.store.apply(self._file_source.load())
@@ -121,9 +125,25 @@ class DataSystem:
                 age = max(0.0, self.clock.wall() - cached.saved_at)
                 self.store.load(cached.holding, self.clock.monotonic() - age)
                 self._cache_revision = self.store.revision
+        if self.store.data is None and self.config.bootstrap_file is not None:
+            self._bootstrap(self.config.bootstrap_file)
         if self.config.offline and self._file_source is None:
             self._offline_source = "offline"
         self._refresh_status()
+
+    def _bootstrap(self, path: Path) -> None:
+        try:
+            change = FileSource([path]).load()
+            saved_at = path.stat().st_mtime
+        except (DataFileError, OSError) as exc:
+            log.warning("ignoring the bootstrap file: %s", exc)
+            self._last_error = ErrorInfo(kind="file", message=str(exc), at=self.clock.wall())
+            return
+        learned_at = {("flag", key): float("-inf") for key in change.flags}
+        learned_at.update({("segment", key): float("-inf") for key in change.segments})
+        data = FlagData(flags=change.flags, segments=change.segments)
+        age = max(0.0, self.clock.wall() - saved_at)
+        self.store.load(Holding(data=data, learned_at=learned_at), self.clock.monotonic() - age)
 
     # lifecycle ---------------------------------------------------------------------------------
 
@@ -252,12 +272,13 @@ class DataSystem:
 
             def apply(change: ChangeSet, region: Region = region) -> None:
                 nonlocal healthy
-                self._apply_network(change, region)
+                # status first: whoever sees the new data also sees a VALID status
                 if not healthy:
                     healthy = True
                     backoff.healthy()
                     self.regions.succeeded(region)
                     self._set_stream_valid(True, region)
+                self._apply_network(change, region)
 
             events = StreamEvents(
                 apply=apply,
@@ -315,6 +336,7 @@ class DataSystem:
             return
         self._stream_valid = valid
         if valid:
+            self._stream_ever_valid = True
             self._network_region = region
         else:
             self._stream_down_since = self.clock.monotonic()
@@ -324,13 +346,18 @@ class DataSystem:
     # polling -----------------------------------------------------------------------------------
 
     def _should_poll(self) -> float:
-        """Seconds until polling should run (0: now); inf while a stream is VALID."""
+        """Seconds until polling should run (0: now); inf while a stream is VALID.
+
+        Before any stream was VALID the poller is the chain's polling initializer and starts
+        after `initial_poll_after`; later it waits `poll_fallback_after` of stream trouble."""
         if not self.config.stream:
             return 0.0
         if self._stream_valid:
             return float("inf")
+        timing = self.config.timing
+        grace = timing.poll_fallback_after if self._stream_ever_valid else timing.initial_poll_after
         waited = self.clock.monotonic() - self._stream_down_since
-        return max(0.0, self.config.timing.poll_fallback_after - waited)
+        return max(0.0, grace - waited)
 
     async def _poll_loop(self, client: httpx.AsyncClient) -> None:
         timing = self.config.timing
@@ -398,6 +425,8 @@ class DataSystem:
                 self._record_error(exc)
                 return exc
             self.regions.succeeded(region)
+            if self._polling:
+                self._poll_valid = True  # before the data, as for streams
             if change is None:
                 self.store.confirm()
                 self._network_answered()
@@ -427,31 +456,34 @@ class DataSystem:
         self._network_region = region
         self._network_answered()
 
+    # Each of these refreshes the status before releasing a waiting constructor, so the first
+    # status a caller reads already reflects what released it.
+
     def _network_answered(self) -> None:
         self._unauthorized = False
-        self.settled.set()
         self._refresh_status()
+        self.settled.set()
 
     def _record_error(self, error: BaseException) -> None:
         info = error_info(error, self.clock.wall())
         self._last_error = info
         self._unauthorized = info.status in (401, 403)
         log.warning("Flagstaff data source error: %s", info.message)
+        self._refresh_status()
         if self.regions.all_tried_and_failing or self._unauthorized:
             self.settled.set()
-        self._refresh_status()
 
     def source_applied(self, change: ChangeSet) -> None:
         self.store.apply(change)
-        self.settled.set()
         self._refresh_status()
+        self.settled.set()
 
     def source_valid(self, valid: bool, error: ErrorInfo | None = None) -> None:
         self._source_valid = valid
         if error is not None:
             self._last_error = error
-        self.settled.set()
         self._refresh_status()
+        self.settled.set()
 
     @property
     def status(self) -> DataSourceStatus:

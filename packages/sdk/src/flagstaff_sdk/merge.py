@@ -4,8 +4,9 @@ older answer (a slow poll, a lagging region) never replaces newer data. Pure; no
 FDv2: the selector orders data. A result computed against the selector we hold is applied as
 the service says; one computed against something else applies only if its selector is newer.
 FDv1 and local data: a `put`, a file or test data replaces everything; a poll replaces what we
-learned before the poll was sent, while items learned since keep the higher version and are not
-deleted by their absence; a patch or delete applies only with a higher item version.
+learned before the poll was sent (a higher version wins) and anything from the disk cache or a
+bootstrap file, while items learned since keep the higher version and are not deleted
+by their absence; a patch or delete applies only with a higher item version.
 """
 
 from __future__ import annotations
@@ -62,17 +63,28 @@ def merge(holding: Holding, change: ChangeSet, now: float) -> MergeResult | None
     return _upsert(holding, change, now, guarded=True, selector=held)
 
 
-def _is_changed(old: Flag | Segment | None, new: Flag | Segment | None) -> bool:
+def _is_changed(old: Flag | Segment | None, new: Flag | Segment | None, unconfirmed: bool) -> bool:
     old_live = old if old is not None and not old.deleted else None
     new_live = new if new is not None and not new.deleted else None
     if old_live is None or new_live is None:
         return old_live is not new_live
-    return old_live is not new_live and old_live.version != new_live.version
+    if old_live is new_live:
+        return False
+    # versions decide, except for initializer data, whose versions mean nothing to the service
+    return unconfirmed or old_live.version != new_live.version
 
 
-def _diff(old: Mapping[str, Item], new: Mapping[str, Item]) -> frozenset[str]:
+def _diff(
+    kind: str,
+    old: Mapping[str, Item],
+    new: Mapping[str, Item],
+    learned_at: Mapping[tuple[str, str], float],
+) -> frozenset[str]:
+    unknown = float("-inf")
     return frozenset(
-        key for key in old.keys() | new.keys() if _is_changed(old.get(key), new.get(key))
+        key
+        for key in old.keys() | new.keys()
+        if _is_changed(old.get(key), new.get(key), learned_at.get((kind, key)) == unknown)
     )
 
 
@@ -84,8 +96,8 @@ def _result(
     selector: Selector | None,
 ) -> MergeResult:
     old = holding.data
-    changed_flags = _diff(old.flags, flags)
-    changed_segments = _diff(old.segments, segments)
+    changed_flags = _diff("flag", old.flags, flags, holding.learned_at)
+    changed_segments = _diff("segment", old.segments, segments, holding.learned_at)
     if (
         not changed_flags
         and not changed_segments
@@ -175,8 +187,13 @@ def _poll_items(
                 out[key] = current  # learned after the poll was sent: the poll may be older
             else:
                 out[key] = tombstone(key, current.version)
-        elif current is None or incoming.version > current.version:
+        elif current is None:
             out[key] = incoming
         else:
-            out[key] = current
+            learned = learned_at.get((kind, key), float("-inf"))
+            if learned == float("-inf"):
+                out[key] = incoming  # initializer data (cache, bootstrap) yields to the network
+            else:
+                # an equal version is the same item: keep ours (no spurious change events)
+                out[key] = incoming if incoming.version > current.version else current
     return out
