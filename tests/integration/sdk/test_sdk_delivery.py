@@ -97,7 +97,8 @@ async def test_async_client_shares_the_same_machinery() -> None:
     feed, outbox = seeded()
     with serve(feed, config=SERVER) as server:
         current(server)
-        async with AsyncClient(config(server.url)) as client:
+        client = await AsyncClient.open(config(server.url))
+        async with client:
             assert client.variation("a", USER, None) == "on-1"
             outbox.write("flag", "a", flag("a", 2, variations=("off", "async")))
             await asyncio.to_thread(

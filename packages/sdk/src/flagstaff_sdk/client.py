@@ -265,6 +265,14 @@ class AsyncClient(_Shell):
     `async with`) waits up to `config.init_timeout`. Evaluation methods are plain calls (they
     never do I/O); flush and close are awaitable and run off the event loop."""
 
+    @classmethod
+    async def open(cls, config: Config) -> AsyncClient:
+        """Build the client off the event loop (reading the disk cache or data files can take a
+        while for many flags), then wait for data as `start()` does."""
+        client = await asyncio.to_thread(cls, config)
+        await client.start()
+        return client
+
     async def start(self) -> bool:
         await asyncio.to_thread(self._system.settled.wait, self._config.init_timeout)
         return self.is_initialized()

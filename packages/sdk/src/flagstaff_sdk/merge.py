@@ -88,6 +88,10 @@ def _diff(
     )
 
 
+def _same(old: Mapping[str, Item], new: Mapping[str, Item]) -> bool:
+    return len(old) == len(new) and all(new.get(key) is item for key, item in old.items())
+
+
 def _result(
     holding: Holding,
     flags: dict[str, Flag],
@@ -98,13 +102,8 @@ def _result(
     old = holding.data
     changed_flags = _diff("flag", old.flags, flags, holding.learned_at)
     changed_segments = _diff("segment", old.segments, segments, holding.learned_at)
-    if (
-        not changed_flags
-        and not changed_segments
-        and selector == holding.selector
-        and len(flags) == len(old.flags)
-        and len(segments) == len(old.segments)
-    ):
+    if selector == holding.selector and _same(old.flags, flags) and _same(old.segments, segments):
+        # nothing at all changed (tombstones included): keep the very same holding
         return MergeResult(holding, changed_flags, changed_segments)
     data = FlagData(flags=flags, segments=segments)
     return MergeResult(

@@ -38,6 +38,8 @@ class DataSourceStatus:
     data_age: float | None = None
     """Seconds since the data held was last known current; None when there is no data."""
     source: str = "none"
-    """Which sources feed the client now: `stream`, `poll`, `stream+poll`, `cache`, `file`, ..."""
+    """What feeds the client now: `stream`, `poll`, `stream+poll`; `cache` (disk cache or
+    bootstrap file, no network answer yet); `stale` (the network answered before, not now);
+    `file`, `test-data` or a custom source's name; `none`."""
     endpoint: str | None = None
     """The endpoint (region) name the network sources use now."""
