@@ -24,6 +24,8 @@ from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery import handles as delivery_handles
+from flagstaff_server.delivery.client_side import ClientDelivery
+from flagstaff_server.delivery.client_side import handles as client_handles
 from flagstaff_server.errors import FlagstaffError
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem
@@ -70,6 +72,7 @@ class Flagstaff:
         self.plane: ControlPlane | None = None
         self.api: FastAPI | None = None
         self.delivery: DeliveryNode | None = None
+        self.client_delivery: ClientDelivery | None = None
         self.ready = False
         self.welcome: demo.Welcome | None = None
         self.asgi = RootApp(self)
@@ -84,6 +87,7 @@ class Flagstaff:
             self.asgi.mount(is_api_path, self.api_app)
         if self.settings.serves_delivery:
             self.asgi.mount(delivery_handles, self.delivery_app)
+            self.asgi.mount(client_handles, self.client_app)
 
     def open_store(self) -> Store:
         if self.settings.database_url is None:
@@ -131,12 +135,16 @@ class Flagstaff:
                 environments=self.environment_records,
             )
             await self.delivery.start()
+            self.client_delivery = ClientDelivery(self.delivery)
+            self.client_delivery.start()
         self.ready = True
         for line in demo.banner(self.settings, self.welcome):
             self.announce(line)
 
     async def stop(self) -> None:
         self.ready = False
+        if self.client_delivery is not None:
+            await self.client_delivery.stop()
         if self.delivery is not None:
             await self.delivery.stop()
         if self.feed is not None:
@@ -167,6 +175,12 @@ class Flagstaff:
             await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
             return
         await self.delivery.app(scope, receive, send)
+
+    async def client_app(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.client_delivery is None or not self.ready:
+            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
+            return
+        await self.client_delivery(scope, receive, send)
 
     # status ------------------------------------------------------------------------------------
 

@@ -28,6 +28,9 @@ class Credentials:
     mobile_key: str = ""
     client_side_id: str = ""
     retired_sdk_keys: tuple[RetiredKey, ...] = ()
+    retired_mobile_keys: tuple[RetiredKey, ...] = ()
+    secure_mode: bool = False
+    """Browser requests must carry the context's secure-mode hash (client delivery checks it)."""
 
     def sdk_keys(self, now: float) -> list[str]:
         """The SDK keys accepted at `now`: the current one and unexpired retired ones."""
@@ -45,6 +48,7 @@ def environment_item(record: EnvironmentRecord) -> dict[str, Any]:
         "sdkKey": record.sdk_key,
         "mobileKey": record.mobile_key,
         "clientSideId": record.client_side_id,
+        "secureMode": record.secure_mode,
         "retired": [
             {"kind": retired.kind, "value": retired.value, "expires": retired.expires.timestamp()}
             for retired in record.retired
@@ -58,23 +62,28 @@ def decode_credentials(project: str, environment: str, item: dict[str, Any]) -> 
     sdk_key = item.get("sdkKey")
     if not isinstance(sdk_key, str):
         raise ValueError("environment item: sdkKey must be a string")
-    retired: list[RetiredKey] = []
+    retired: dict[str, list[RetiredKey]] = {"sdk": [], "mobile": []}
     for index, entry in enumerate(item.get("retired") or ()):
         if not isinstance(entry, dict):
             raise ValueError(f"environment item: retired[{index}] must be an object")
-        if entry.get("kind") != "sdk":
+        if entry.get("kind") not in retired:
             continue
         value, expires = entry.get("value"), entry.get("expires")
         if not isinstance(value, str) or not isinstance(expires, int | float):
             raise ValueError(f"environment item: retired[{index}] needs value and expires")
-        retired.append(RetiredKey(value=value, expires=float(expires)))
+        retired[entry["kind"]].append(RetiredKey(value=value, expires=float(expires)))
+    secure_mode = item.get("secureMode", False)
+    if not isinstance(secure_mode, bool):
+        raise ValueError("environment item: secureMode must be a boolean")
     return Credentials(
         project=project,
         environment=environment,
         sdk_key=sdk_key,
         mobile_key=_text(item, "mobileKey"),
         client_side_id=_text(item, "clientSideId"),
-        retired_sdk_keys=tuple(retired),
+        retired_sdk_keys=tuple(retired["sdk"]),
+        retired_mobile_keys=tuple(retired["mobile"]),
+        secure_mode=secure_mode,
     )
 
 
@@ -86,9 +95,16 @@ def encode_credentials(credentials: Credentials) -> dict[str, Any]:
         "sdkKey": credentials.sdk_key,
         "mobileKey": credentials.mobile_key,
         "clientSideId": credentials.client_side_id,
+        "secureMode": credentials.secure_mode,
         "retired": [
-            {"kind": "sdk", "value": key.value, "expires": key.expires}
-            for key in credentials.retired_sdk_keys
+            *(
+                {"kind": "sdk", "value": key.value, "expires": key.expires}
+                for key in credentials.retired_sdk_keys
+            ),
+            *(
+                {"kind": "mobile", "value": key.value, "expires": key.expires}
+                for key in credentials.retired_mobile_keys
+            ),
         ],
     }
 

@@ -62,6 +62,8 @@ class SnapshotStore:
         self.environments: dict[EnvironmentId, Environment] = {}
         self.evicted = 0
         self._by_sdk_key: dict[str, tuple[EnvironmentId, float]] = {}
+        self._by_mobile_key: dict[str, tuple[EnvironmentId, float]] = {}
+        self._by_client_side_id: dict[str, EnvironmentId] = {}
 
     def get(self, project: str, environment: str) -> Environment | None:
         return self.environments.get((project, environment))
@@ -72,6 +74,18 @@ class SnapshotStore:
         if found is None or found[1] <= now:
             return None
         return self.environments.get(found[0])
+
+    def find_mobile(self, mobile_key: str, now: float) -> Environment | None:
+        """The environment `mobile_key` opens at wall-clock `now` (retired keys until expiry)."""
+        found = self._by_mobile_key.get(mobile_key)
+        if found is None or found[1] <= now:
+            return None
+        return self.environments.get(found[0])
+
+    def find_client_side(self, client_side_id: str) -> Environment | None:
+        """The environment a browser names by its client-side id (never secret, never retired)."""
+        env_id = self._by_client_side_id.get(client_side_id)
+        return None if env_id is None else self.environments.get(env_id)
 
     def put(self, snapshot: Snapshot, credentials: Credentials | None) -> Environment:
         """Install a whole snapshot (from disk)."""
@@ -158,6 +172,8 @@ class SnapshotStore:
 
     def _index(self) -> None:
         index: dict[str, tuple[EnvironmentId, float]] = {}
+        mobile: dict[str, tuple[EnvironmentId, float]] = {}
+        client_side: dict[str, EnvironmentId] = {}
         for env_id, env in self.environments.items():
             credentials = env.credentials
             if credentials is None:
@@ -166,4 +182,12 @@ class SnapshotStore:
                 index[retired.value] = (env_id, retired.expires)
             if credentials.sdk_key:
                 index[credentials.sdk_key] = (env_id, float("inf"))
+            for retired in credentials.retired_mobile_keys:
+                mobile[retired.value] = (env_id, retired.expires)
+            if credentials.mobile_key:
+                mobile[credentials.mobile_key] = (env_id, float("inf"))
+            if credentials.client_side_id:
+                client_side[credentials.client_side_id] = env_id
         self._by_sdk_key = index
+        self._by_mobile_key = mobile
+        self._by_client_side_id = client_side

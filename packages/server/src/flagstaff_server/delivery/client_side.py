@@ -1,0 +1,590 @@
+"""Client-side delivery as one raw ASGI callable: LaunchDarkly browser, mobile and SDK-key
+evaluation (`evalx` polls, `eval`/`meval`/`ping` streams), goals, and OFREP v1 (single and bulk
+evaluation, change notifications over SSE), all with CORS and ETags. Browser events belong to
+`flagstaff_server.ingest`. Handlers evaluate with the core on the environment's current snapshot
+(compiled once per snapshot) and never touch the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import parse_qs
+
+import orjson
+from flagstaff_core import Availability, evaluate
+
+from flagstaff_server.delivery import ofrep, sse
+from flagstaff_server.delivery.asgi import sdk_key_of
+from flagstaff_server.delivery.client_context import (
+    ClientContext,
+    check_secure_mode,
+    decode_base64_json,
+    parse_json,
+    read_context,
+)
+from flagstaff_server.delivery.client_stream import (
+    PING,
+    ClientStream,
+    ReevaluationConfig,
+    Reevaluator,
+    StreamKind,
+    is_visible,
+    ofrep_view,
+    refetch_message,
+)
+from flagstaff_server.delivery.cors import answer_preflight, cors_headers, origin_of
+from flagstaff_server.delivery.evaluation_cache import EvaluationCache, etag_of, view_name
+from flagstaff_server.delivery.fanout import Channel
+from flagstaff_server.delivery.store import Environment
+from flagstaff_server.errors import (
+    FlagstaffError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    StoreUnavailable,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+
+if TYPE_CHECKING:
+    from flagstaff_server.delivery.node import DeliveryNode
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+JSON = b"application/json"
+CONTEXT_LIMIT = 64 * 1024
+"""Largest context body (REPORT, OFREP) accepted: far above any real context."""
+OFREP_INACTIVITY_SECONDS = 120
+"""Providers may close the OFREP SSE stream after this long hidden (ADR-0008's default)."""
+
+PREFIXES = (
+    "/sdk/evalx/",
+    "/sdk/goals/",
+    "/eval/",
+    "/ping/",
+    "/msdk/",
+    "/meval",
+    "/mping",
+    "/ofrep/",
+)
+STATUS = {
+    InvalidInput: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    UnsupportedMediaType: 415,
+    StoreUnavailable: 503,
+}
+
+Credential = Literal["client-side", "mobile", "sdk"]
+VIEW: dict[Credential, Availability] = {
+    "client-side": Availability.CLIENT_SIDE,
+    "mobile": Availability.MOBILE,
+    "sdk": Availability.ALL,
+}
+
+
+def handles(path: str) -> bool:
+    """Whether `path` belongs to client-side delivery (for the composition root's dispatch)."""
+    return path.startswith(PREFIXES)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """A parsed request path. `context` is the base64url segment of GET forms; None means the
+    context comes in the body (REPORT)."""
+
+    name: Literal[
+        "evalx", "stream", "ping", "goals", "events", "ofrep_flag", "ofrep_bulk", "ofrep_sse"
+    ]
+    credential: Credential
+    env_id: str = ""
+    """The client-side id from the path (browser routes) or the OFREP SSE path."""
+    context: str | None = None
+    flag_key: str = ""
+
+
+def route_of(method: str, path: str) -> Route | None:
+    """The route for `method` and `path`, or None (404)."""
+    parts = path.strip("/").split("/")
+    head, n = parts[0], len(parts)
+    get, report, post = method == "GET", method == "REPORT", method == "POST"
+    if head == "sdk" and n >= 3 and parts[1] == "evalx":
+        if parts[2] in ("contexts", "users") and n >= 4 and get:
+            return Route(name="evalx", credential="sdk", context=_segment(parts[3:]))
+        if parts[2] in ("context", "user") and n == 3 and report:
+            return Route(name="evalx", credential="sdk")
+        if n >= 5 and parts[3] in ("contexts", "users") and get:
+            return Route(
+                name="evalx", credential="client-side", env_id=parts[2], context=_segment(parts[4:])
+            )
+        if n == 4 and parts[3] in ("context", "user") and report:
+            return Route(name="evalx", credential="client-side", env_id=parts[2])
+        return None
+    if head == "sdk" and n == 3 and parts[1] == "goals" and get:
+        return Route(name="goals", credential="client-side", env_id=parts[2])
+    if head == "msdk" and n >= 3 and parts[1] == "evalx":
+        if parts[2] in ("contexts", "users") and n >= 4 and get:
+            return Route(name="evalx", credential="mobile", context=_segment(parts[3:]))
+        if parts[2] in ("context", "user") and n == 3 and report:
+            return Route(name="evalx", credential="mobile")
+        return None
+    if head == "eval" and n >= 3 and get:
+        return Route(
+            name="stream", credential="client-side", env_id=parts[1], context=_segment(parts[2:])
+        )
+    if head == "eval" and n == 2 and report:
+        return Route(name="stream", credential="client-side", env_id=parts[1])
+    if head == "meval" and n >= 2 and get:
+        return Route(name="stream", credential="mobile", context=_segment(parts[1:]))
+    if head == "meval" and n == 1 and report:
+        return Route(name="stream", credential="mobile")
+    if head == "ping" and n == 2 and get:
+        return Route(name="ping", credential="client-side", env_id=parts[1])
+    if head == "mping" and n == 1 and get:
+        return Route(name="ping", credential="mobile")
+    if head == "ofrep" and n >= 4 and parts[1] == "v1":
+        if parts[2:4] == ["evaluate", "flags"] and post:
+            if n == 4:
+                return Route(name="ofrep_bulk", credential="sdk")
+            if n == 5 and parts[4]:
+                return Route(name="ofrep_flag", credential="sdk", flag_key=parts[4])
+        if parts[2] == "sse" and n == 4 and get:
+            return Route(name="ofrep_sse", credential="client-side", env_id=parts[3])
+    return None
+
+
+def _segment(parts: list[str]) -> str:
+    # A standard-alphabet base64 context may contain "/", which splits the path: rejoin it, and
+    # read either alphabet.
+    return "/".join(parts).replace("+", "-").replace("/", "_")
+
+
+class ClientDelivery:
+    """Client-side delivery for one delivery node."""
+
+    def __init__(
+        self,
+        node: DeliveryNode,
+        *,
+        cache: EvaluationCache | None = None,
+        reevaluation: ReevaluationConfig | None = None,
+    ) -> None:
+        self.node = node
+        self.cache = cache or EvaluationCache()
+        config = reevaluation or ReevaluationConfig(heartbeat_seconds=node.config.heartbeat_seconds)
+        self.reevaluator = Reevaluator(self._environment_by_id, self.cache, config, rng=node.rng)
+        self._worker: asyncio.Task[None] | None = None
+
+    def _environment_by_id(self, env_id: tuple[str, str]) -> Environment | None:
+        return self.node.store.get(*env_id)
+
+    # lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self.reevaluator.run(), name="client-reevaluation")
+
+    async def stop(self) -> None:
+        self.reevaluator.close_all("shutdown")
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+            self._worker = None
+
+    # dispatch ----------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        method: str = scope["method"]
+        if method == "OPTIONS":
+            await answer_preflight(scope, send)
+            return
+        cors = cors_headers(origin_of(scope))
+        route = route_of(method, scope["path"])
+        try:
+            if route is None:
+                raise NotFound(f"no client-side endpoint for {method} {scope['path']}")
+            await self._dispatch(route, scope, receive, send, cors)
+        except FlagstaffError as exc:
+            await self._error(send, exc, cors)
+
+    async def _dispatch(
+        self, route: Route, scope: Scope, receive: Receive, send: Send, cors: Headers
+    ) -> None:
+        if route.name.startswith("ofrep"):
+            await self._ofrep(route, scope, receive, send, cors)
+            return
+        env = await self._authenticate(route, scope)
+        if route.name == "goals":
+            await _respond(send, 200, b"[]", [(b"content-type", JSON), *cors])
+            return
+        availability = VIEW[route.credential]
+        if route.name == "ping":
+            await self._stream(env, "ping", None, availability, False, scope, receive, send, cors)
+            return
+        client = await self._client_context(route, scope, receive)
+        if route.credential == "client-side":
+            self._check_secure_mode(env, client, scope)
+        with_reasons = query_value(scope, "withReasons") == "true"
+        if route.name == "evalx":
+            await self._evalx(env, client, availability, with_reasons, scope, send, cors)
+        else:
+            await self._stream(
+                env, "eval", client, availability, with_reasons, scope, receive, send, cors
+            )
+
+    # authentication ----------------------------------------------------------------------------
+
+    async def _authenticate(self, route: Route, scope: Scope) -> Environment:
+        if route.credential == "client-side":
+            client_side_id = route.env_id
+            return await self._find(
+                lambda: self.node.store.find_client_side(client_side_id),
+                NotFound(f"unknown environment id {client_side_id!r}", path="envId"),
+            )
+        header = _header(scope, b"authorization")
+        key = sdk_key_of(header) if header else ""
+        if not key:
+            raise Unauthorized(f"an {route.credential} key is required in Authorization")
+        if route.credential == "mobile":
+            return await self._find(
+                lambda: self.node.store.find_mobile(key, self.node.wall()),
+                Unauthorized("unknown mobile key"),
+            )
+        return await self._find(
+            lambda: self.node.store.find(key, self.node.wall()), Unauthorized("unknown SDK key")
+        )
+
+    async def _find(
+        self, lookup: Callable[[], Environment | None], unknown: FlagstaffError
+    ) -> Environment:
+        """As the server-side endpoints do: an unknown credential is answered as unknown only
+        when a feed check that started after the request confirms it; otherwise 503."""
+        node = self.node
+        env = lookup()
+        if env is None and node.current:
+            known = await node.probe()
+            env = lookup()
+            if env is None and known:
+                raise unknown
+        if env is None or not node.serves(env):
+            raise StoreUnavailable("this delivery node has no data for that environment yet")
+        return env
+
+    def _check_secure_mode(self, env: Environment, client: ClientContext, scope: Scope) -> None:
+        credentials = env.credentials
+        if credentials is not None and credentials.secure_mode:
+            check_secure_mode(credentials.sdk_key, client.context, query_value(scope, "h"))
+
+    async def _client_context(self, route: Route, scope: Scope, receive: Receive) -> ClientContext:
+        if route.context is not None:
+            return read_context(decode_base64_json(route.context))
+        content_type = _header(scope, b"content-type").split(b";")[0].strip().lower()
+        if content_type != JSON:
+            raise UnsupportedMediaType("REPORT bodies must be application/json contexts")
+        raw = await _read_body(receive, CONTEXT_LIMIT)
+        return read_context(parse_json(raw, "context"))
+
+    # polling -----------------------------------------------------------------------------------
+
+    async def _evalx(
+        self,
+        env: Environment,
+        client: ClientContext,
+        availability: Availability,
+        with_reasons: bool,
+        scope: Scope,
+        send: Send,
+        cors: Headers,
+    ) -> None:
+        snapshot = env.snapshot
+        etag = etag_of(snapshot.digest, view_name(availability, with_reasons), client.fingerprint)
+        headers = [(b"etag", etag), (b"cache-control", b"no-cache"), *cors]
+        if _matches(_header(scope, b"if-none-match"), etag):
+            await _respond(send, 304, b"", headers)
+            return
+        evaluated = self.cache.client_results(
+            snapshot, client, availability, with_reasons=with_reasons
+        )
+        await _respond(send, 200, evaluated.body, [(b"content-type", JSON), *headers])
+
+    # streaming ---------------------------------------------------------------------------------
+
+    async def _stream(
+        self,
+        env: Environment,
+        kind: StreamKind,
+        client: ClientContext | None,
+        availability: Availability,
+        with_reasons: bool,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        cors: Headers,
+        fingerprint: bytes = b"",
+    ) -> None:
+        node = self.node
+        admission = node.admission
+        if not admission.admit_stream():
+            raise StoreUnavailable("this node holds all the streams it can; retry later")
+        snapshot = env.snapshot
+        if kind == "eval":
+            assert client is not None
+            evaluated = self.cache.client_results(
+                snapshot, client, availability, with_reasons=with_reasons
+            )
+            opening = sse.frame(b"put", evaluated.body)
+        elif kind == "ofrep":
+            # tells a provider that fetched before this stream opened whether it missed a change
+            view = ofrep_view(availability)
+            opening = refetch_message(etag_of(snapshot.digest, view, fingerprint))
+        else:
+            opening = PING
+        channel = Channel(
+            "v1",
+            limit=node.config.channel_limit,
+            deadline=admission.stream_deadline(),
+            now=node.clock(),
+        )
+        channel.task = asyncio.current_task()
+        stream = ClientStream(
+            kind,
+            channel,
+            snapshot,
+            client=client,
+            fingerprint=fingerprint,
+            availability=availability,
+            with_reasons=with_reasons,
+        )
+        env_id = (env.project, env.key)
+        # Registered before the first await: every later snapshot reaches this stream.
+        self.reevaluator.add(env_id, stream)
+        self.start()
+        admission.open_streams += 1
+        admission.counts[f"client_stream_{kind}"] += 1
+        watcher = asyncio.create_task(_watch_disconnect(receive, channel))
+        hint = sse.retry_hint(int(node.config.retry_hint_ms * (1.0 + node.rng())))
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+            *cors,
+        ]
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": hint + opening, "more_body": True})
+            channel.last_sent = node.clock()
+            while (data := await channel.next()) is not None:
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+                channel.last_sent = node.clock()
+            if not channel.evicted:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not channel.evicted or task is None:
+                raise
+            task.uncancel()
+        except OSError:
+            pass  # the client went away mid-write
+        finally:
+            self.reevaluator.discard(env_id, stream)
+            admission.open_streams -= 1
+            watcher.cancel()
+            if channel.evicted:
+                admission.counts["evicted"] += 1
+
+    # OFREP -------------------------------------------------------------------------------------
+
+    async def _ofrep(
+        self, route: Route, scope: Scope, receive: Receive, send: Send, cors: Headers
+    ) -> None:
+        if route.name == "ofrep_sse":
+            await self._ofrep_sse(route, scope, receive, send, cors)
+            return
+        env, availability = await self._ofrep_environment(scope)
+        key = route.flag_key if route.name == "ofrep_flag" else None
+        raw = await _read_body(receive, CONTEXT_LIMIT)
+        try:
+            request = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            failure = ofrep.Failure(status=400, code="PARSE_ERROR", details=f"invalid JSON: {exc}")
+            await _json(send, 400, failure.body(key), cors)
+            return
+        client = ofrep.context_of(request)
+        if isinstance(client, ofrep.Failure):
+            await _json(send, client.status, client.body(key), cors)
+            return
+        snapshot = env.snapshot
+        if key is None:
+            etag = etag_of(snapshot.digest, ofrep_view(availability), client.fingerprint)
+            headers = [(b"etag", etag), (b"cache-control", b"no-cache"), *cors]
+            if _matches(_header(scope, b"if-none-match"), etag):
+                await _respond(send, 304, b"", headers)
+                return
+            body = self._ofrep_bulk(env, client, availability, scope)
+            await _respond(send, 200, orjson.dumps(body), [(b"content-type", JSON), *headers])
+            return
+        data = self.cache.data(snapshot)
+        flag = data.flag(key)
+        if flag is None or not is_visible(flag, availability):
+            missing = ofrep.Failure(status=404, code="FLAG_NOT_FOUND", details=f"no flag {key!r}")
+            await _json(send, 404, missing.body(key), cors)
+            return
+        evaluation = evaluate(flag, client.context, data)
+        error = ofrep.failure_of(evaluation)
+        if error is not None:
+            await _json(send, error.status, error.body(key), cors)
+            return
+        await _json(send, 200, ofrep.success(key, flag, evaluation), cors)
+
+    def _ofrep_bulk(
+        self, env: Environment, client: ClientContext, availability: Availability, scope: Scope
+    ) -> dict[str, Any]:
+        data = self.cache.data(env.snapshot)
+        flags = [
+            ofrep.result_of(key, flag, evaluate(flag, client.context, data))
+            for key, flag in sorted(data.flags.items())
+            if not flag.deleted and is_visible(flag, availability)
+        ]
+        body: dict[str, Any] = {"flags": flags}
+        credentials = env.credentials
+        if credentials is not None and credentials.client_side_id:
+            scheme = scope.get("scheme", "http")
+            host = _header(scope, b"host").decode("latin-1") or "localhost"
+            url = (
+                f"{scheme}://{host}/ofrep/v1/sse/{credentials.client_side_id}"
+                f"?context={client.fingerprint.hex()}&view={availability.value}"
+            )
+            body["eventStreams"] = [
+                {"type": "sse", "url": url, "inactivityDelaySec": OFREP_INACTIVITY_SECONDS}
+            ]
+        return body
+
+    async def _ofrep_environment(self, scope: Scope) -> tuple[Environment, Availability]:
+        """OFREP's key (`Authorization: Bearer`, or `X-API-Key`): an SDK key sees every flag, a
+        mobile key mobile flags, a client-side id browser flags."""
+        header = _header(scope, b"authorization") or _header(scope, b"x-api-key")
+        key = sdk_key_of(header) if header else ""
+        if not key:
+            raise Unauthorized("an SDK key, mobile key or client-side id is required")
+        node, now = self.node, self.node.wall()
+
+        def lookup() -> Environment | None:
+            return (
+                node.store.find(key, now)
+                or node.store.find_mobile(key, now)
+                or node.store.find_client_side(key)
+            )
+
+        env = await self._find(lookup, Unauthorized("unknown key"))
+        credentials = env.credentials
+        assert credentials is not None
+        if key in credentials.sdk_keys(now):
+            return env, Availability.ALL
+        if key == credentials.client_side_id:
+            if credentials.secure_mode:
+                raise Forbidden(
+                    "this environment is in secure mode: OFREP cannot prove a browser's context, "
+                    "so use a mobile or SDK key from a server"
+                )
+            return env, Availability.CLIENT_SIDE
+        return env, Availability.MOBILE
+
+    async def _ofrep_sse(
+        self, route: Route, scope: Scope, receive: Receive, send: Send, cors: Headers
+    ) -> None:
+        env = await self._authenticate(route, scope)
+        try:
+            fingerprint = bytes.fromhex(query_value(scope, "context") or "")
+            availability = Availability(query_value(scope, "view") or "")
+        except ValueError as exc:
+            raise InvalidInput(
+                "context and view must be as the bulk response's eventStreams url gave them",
+                path="context",
+            ) from exc
+        await self._stream(
+            env, "ofrep", None, availability, False, scope, receive, send, cors, fingerprint
+        )
+
+    # responses ---------------------------------------------------------------------------------
+
+    async def _error(self, send: Send, exc: FlagstaffError, cors: Headers) -> None:
+        status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 500)
+        headers = list(cors)
+        if status == 503:
+            headers.append((b"retry-after", b"%d" % self.node.admission.retry_after()))
+        body: dict[str, Any] = {"code": exc.code, "message": exc.message, "status": status}
+        if exc.path:
+            body["path"] = exc.path
+        headers.append((b"content-type", b"application/problem+json"))
+        await _respond(send, status, orjson.dumps(body), headers)
+
+
+async def _watch_disconnect(receive: Receive, channel: Channel) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            channel.close("disconnected")
+            return
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise InvalidInput("the client went away before sending its body")
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise InvalidInput(f"the body is larger than {limit} bytes", path="body")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def query_value(scope: Scope, name: str) -> str | None:
+    raw: bytes = scope.get("query_string", b"")
+    if not raw:
+        return None
+    values = parse_qs(raw.decode("latin-1")).get(name)
+    return values[0] if values else None
+
+
+def _header(scope: Scope, name: bytes) -> bytes:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return b""
+
+
+def _matches(if_none_match: bytes, etag: bytes) -> bool:
+    if not if_none_match:
+        return False
+    return any(tag.strip().removeprefix(b"W/") == etag for tag in if_none_match.split(b","))
+
+
+async def _respond(send: Send, status: int, body: bytes, headers: Headers) -> None:
+    if status != 304:
+        headers = [*headers, (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _json(send: Send, status: int, body: Any, cors: Headers) -> None:
+    await _respond(send, status, orjson.dumps(body), [(b"content-type", JSON), *cors])

@@ -1,0 +1,136 @@
+"""Test support for client-side delivery: the whole server (`Flagstaff`, management API + delivery,
+SQLite) under uvicorn on a free loopback port in a background thread, seeded through the management
+API with flags of every value type and availability. Asserts nothing itself.
+
+Shared by tests/integration/client_delivery and tests/e2e/browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from delivery_support import free_port, wait_until
+from flagstaff_server.app import Flagstaff
+from flagstaff_server.settings import Settings
+
+ADMIN = "client-delivery-admin-token-0123"
+PROJECT = "web"
+ENVIRONMENT = "production"
+ENV_PATH = f"/environments/{ENVIRONMENT}"
+
+BROWSER = {"usingEnvironmentId": True, "usingMobileKey": True}
+MOBILE_ONLY = {"usingEnvironmentId": False, "usingMobileKey": True}
+SERVER_ONLY = {"usingEnvironmentId": False, "usingMobileKey": False}
+
+FLAGS: dict[str, tuple[list[Any], dict[str, bool]]] = {
+    "bool-flag": ([False, True], BROWSER),
+    "string-flag": (["red", "blue"], BROWSER),
+    "number-flag": ([1, 42], BROWSER),
+    "float-flag": ([0.5, 2.5], BROWSER),
+    "object-flag": ([{"size": "s"}, {"size": "xl", "items": [1, 2]}], BROWSER),
+    "mobile-flag": ([False, True], MOBILE_ONLY),
+    "server-flag": ([False, True], SERVER_ONLY),
+}
+"""Every flag is turned on with fallthrough variation 1 by `seed`."""
+
+
+@dataclass
+class Deployment:
+    url: str
+    api: httpx.Client
+    flagstaff: Flagstaff
+    sdk_key: str
+    mobile_key: str
+    client_side_id: str
+
+    def patch_flag(self, key: str, operations: list[dict[str, Any]]) -> None:
+        ok(self.api.patch(f"/api/v2/flags/{PROJECT}/{key}", json=operations))
+
+    def set_fallthrough(self, key: str, variation: int) -> None:
+        value = {"variation": variation}
+        self.patch_flag(key, [{"op": "replace", "path": f"{ENV_PATH}/fallthrough", "value": value}])
+
+    def set_secure_mode(self, on: bool) -> None:
+        operations = [{"op": "replace", "path": "/secureMode", "value": on}]
+        path = f"/api/v2/projects/{PROJECT}/environments/{ENVIRONMENT}"
+        ok(self.api.patch(path, json=operations))
+
+    def streams(self) -> int:
+        client = self.flagstaff.client_delivery
+        return 0 if client is None else client.reevaluator.open_streams
+
+
+def ok(response: httpx.Response) -> Any:
+    assert response.status_code < 300, f"{response.request.url}: {response.text}"
+    return response.json() if response.content else None
+
+
+def seed(api: httpx.Client) -> dict[str, Any]:
+    """Project `web` (environment `production`) with `FLAGS`, each on, serving variation 1."""
+    project = ok(
+        api.post(
+            "/api/v2/projects",
+            json={
+                "key": PROJECT,
+                "name": "Web",
+                "environments": [{"key": ENVIRONMENT, "name": "Production", "color": "417505"}],
+            },
+        )
+    )
+    for key, (values, availability) in FLAGS.items():
+        body = {
+            "key": key,
+            "name": key,
+            "variations": [{"value": value} for value in values],
+            "clientSideAvailability": availability,
+        }
+        ok(api.post(f"/api/v2/flags/{PROJECT}", json=body))
+        ok(
+            api.patch(
+                f"/api/v2/flags/{PROJECT}/{key}",
+                json=[
+                    {"op": "replace", "path": f"{ENV_PATH}/on", "value": True},
+                    {"op": "replace", "path": f"{ENV_PATH}/fallthrough", "value": {"variation": 1}},
+                ],
+            )
+        )
+    environment: dict[str, Any] = project["environments"][0]
+    return environment
+
+
+@contextmanager
+def running_server(data_dir: Path) -> Iterator[Deployment]:
+    settings = Settings(data_dir=data_dir, admin_token=ADMIN, seed_demo=False)
+    flagstaff = Flagstaff(settings, announce=lambda line: None)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            flagstaff.asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        )
+    )
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, what="server start")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=10) as api:
+            environment = seed(api)
+            yield Deployment(
+                url=url,
+                api=api,
+                flagstaff=flagstaff,
+                sdk_key=environment["apiKey"],
+                mobile_key=environment["mobileKey"],
+                client_side_id=environment["_id"],
+            )
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
