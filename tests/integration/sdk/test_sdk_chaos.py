@@ -232,3 +232,23 @@ def test_with_streams_blackholed_from_the_start_the_polling_initializer_brings_d
             assert client.is_initialized()
             assert client.variation("a", USER, None) == "on-1"
             assert proxy.count(*POLL_PATHS) >= 1
+
+
+def test_an_fdv2_reconnect_costs_a_delta_not_a_full_payload(tmp_path: Path) -> None:
+    feed, outbox = seeded()
+    with serve(feed, config=SERVER) as server, FaultProxy(current(server).port).running() as proxy:
+        counts = server.node.admission.counts
+        with Client(sdk_config(proxy.url, cache_dir=tmp_path)) as client:
+            full_sends = server.call(lambda: counts["full_send"])
+            proxy.set(Fault("reset"), paths=STREAM_PATHS)
+            value = set_flag_value(outbox, 2)
+            proxy.heal()
+            wait_until(lambda: client.variation("a", USER, None) == value)
+            wait_until(lambda: _status_source(client) == "stream")
+            # the reconnect sent its selector as basis: the node answered with the one change
+            assert server.call(lambda: counts["delta_send"] + counts["none_send"]) >= 1
+            assert server.call(lambda: counts["full_send"]) == full_sends
+        # a restart from the disk cache resumes from the cached selector too
+        with Client(sdk_config(proxy.url, cache_dir=tmp_path)) as again:
+            assert again.variation("a", USER, None) == value
+            assert server.call(lambda: counts["full_send"]) == full_sends
