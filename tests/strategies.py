@@ -39,7 +39,7 @@ SEGMENT_KEYS = ("s0", "s1", "s2", "s3")
 MISSING_FLAG_KEY = "no-such-flag"
 MISSING_SEGMENT_KEY = "no-such-segment"
 KINDS = ("user", "org", "device")
-CONTEXT_KEYS = ("k0", "k1", "k2", "k3", "a:b", "x%y")
+CONTEXT_KEYS = ("k0", "k1", "k2", "k3", "a:b", "x%y", "\u00fc\u00f1\u00ee")
 SALTS = ("", "salt", "5f2c8e")
 
 STRINGS = (
@@ -55,6 +55,7 @@ STRINGS = (
     "k0",
     "org",
     "user",
+    "1",
 )
 SEMVERS = (
     "1.2.3",
@@ -94,7 +95,8 @@ TIMESTAMPS = (
 # No number needs an exponent: the official SDK's file data source reads JSON with PyYAML when
 # that is installed, and YAML 1.1 reads `1e+20` as a string.
 MILLIS = (1704067200000, 1704067199000, 1718454600500, 1704067200000.5)
-NUMBERS = (0, 1, -1, 2, 1.5, 3.0, 10, 100, -2.25)
+# Integers next to equal floats (1 and 1.0) and bools elsewhere: `in` must equate numbers only.
+NUMBERS = (0, 1, -1, 2, 1.5, 1.0, 0.0, 3.0, 10, 100, -2.25)
 REGEXES = ("^al", "pha$", "a.c", "[0-9]+", "gold|silver", "^$", r"\.", "@example\\.com$", "(")
 SCALARS: tuple[Json, ...] = (
     STRINGS + SEMVERS + TIMESTAMPS + NUMBERS + MILLIS + KINDS + CONTEXT_KEYS + (True, False)
@@ -221,24 +223,27 @@ def variation_index(draw: st.DrawFn, count: int) -> int:
     return draw(st.integers(0, count - 1))
 
 
-def draw_clause_values(draw: st.DrawFn, op: str, segment_keys: Sequence[str]) -> list[Json]:
+def clause_value_pool(op: str, segment_keys: Sequence[str] = ()) -> tuple[Json, ...]:
+    """Values a clause with operator `op` draws from: mostly fitting ones, a few of other types."""
     if op == "segmentMatch":
-        pool: tuple[Json, ...] = (*segment_keys, MISSING_SEGMENT_KEY)
-    elif op in ("startsWith", "endsWith", "contains"):
-        pool = (*STRINGS, *KINDS, *CONTEXT_KEYS, 1)
-    elif op == "matches":
-        pool = (*REGEXES, 1)
-    elif op in ("lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"):
-        pool = (*NUMBERS, *MILLIS, "1", True)
-    elif op in ("before", "after"):
-        pool = (*TIMESTAMPS, *MILLIS, True)
-    elif op.startswith("semVer"):
-        pool = (*SEMVERS, 1)
-    else:
-        # `in` compares type-strictly. Clause values are scalars: the Python SDK deep-compares
-        # arrays and objects while Go never matches them, so composites have no agreed meaning.
-        pool = SCALARS
-    return pick_some(draw, pool, 3, min_size=1)
+        return (*segment_keys, MISSING_SEGMENT_KEY)
+    if op in ("startsWith", "endsWith", "contains"):
+        return (*STRINGS, *KINDS, *CONTEXT_KEYS, 1)
+    if op == "matches":
+        return (*REGEXES, 1)
+    if op in ("lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"):
+        return (*NUMBERS, *MILLIS, "1", True)
+    if op in ("before", "after"):
+        return (*TIMESTAMPS, *MILLIS, True)
+    if op.startswith("semVer"):
+        return (*SEMVERS, 1)
+    # `in` compares type-strictly. Clause values are scalars: the Python SDK deep-compares arrays
+    # and objects while Go never matches them, so composites have no agreed meaning.
+    return SCALARS
+
+
+def draw_clause_values(draw: st.DrawFn, op: str, segment_keys: Sequence[str]) -> list[Json]:
+    return pick_some(draw, clause_value_pool(op, segment_keys), 3, min_size=1)
 
 
 def draw_clause(draw: st.DrawFn, segment_keys: Sequence[str]) -> dict[str, Json]:
@@ -645,3 +650,36 @@ def sparse_data_sets(draw: st.DrawFn) -> dict[str, Json]:
         drop_nested_fields(draw, segment)
         drop_fields(draw, segment, OPTIONAL_SEGMENT_FIELDS)
     return data
+
+
+# Replacements of another JSON type than most fields expect.
+WRONG_VALUES: tuple[Json, ...] = ("text", 1.5, -1, None, True, [], {}, [1])
+
+
+def describe_step(name: str | int) -> str:
+    """One step of a JSON path in the `$.flags.f0.rules[0].op` style of DecodeError."""
+    if isinstance(name, int):
+        return f"[{name}]"
+    return f".{name}" if name.isidentifier() else f"[{json.dumps(name)}]"
+
+
+@st.composite
+def corrupted_data_sets(draw: st.DrawFn) -> tuple[dict[str, Json], str]:
+    """A data set with one value inside a flag or segment replaced, and that value's JSON path."""
+    data = draw(data_sets(max_segments=2))
+    section = "segments" if data["segments"] and coin(draw) else "flags"
+    key = pick(draw, sorted(data[section]))
+    parent: Json = data[section]
+    step: str | int = key
+    path = f"$.{section}{describe_step(key)}"
+    while True:
+        node = parent[step]
+        if not isinstance(node, dict | list) or not node:
+            break
+        # Stop somewhere below the flag or segment object itself, at any depth.
+        if path.count(".") > 2 and rarely(draw, 3):
+            break
+        parent, step = node, pick(draw, list(node) if isinstance(node, dict) else range(len(node)))
+        path += describe_step(step)
+    parent[step] = pick(draw, WRONG_VALUES)
+    return data, path
