@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import ast
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_support import wait_until
-from flagstaff_core import Evaluation, EvaluationDetail, secure_mode_hash
+from delivery_support import flag, wait_until
+from flagstaff_core import Evaluation, EvaluationDetail, decode_data, secure_mode_hash
 from flagstaff_sdk import (
     Client,
     Config,
@@ -24,6 +25,8 @@ from flagstaff_sdk import (
     Timing,
     ValueType,
 )
+from flagstaff_sdk.cache import cache_path, write_cache
+from flagstaff_sdk.merge import Holding
 from flagstaff_sdk.region import RegionSet
 
 USER = Context.create("user-1")
@@ -222,3 +225,19 @@ def test_the_sdk_imports_only_the_core_httpx_and_the_standard_library() -> None:
                 if path.parent.name == "openfeature" and top == "openfeature":
                     continue
                 assert top in allowed, f"{path.name} imports {name}"
+
+
+def test_offline_with_a_disk_cache_evaluates_the_cached_flags(tmp_path: Path) -> None:
+    data = decode_data({"flags": {"f": flag("f", 3, variations=("off", "cached"))}})
+    write_cache(cache_path(tmp_path, "k"), Holding(data=data), saved_at=time.time() - 60)
+    with Client(Config(sdk_key="k", offline=True, cache_dir=tmp_path)) as client:
+        assert client.variation("f", USER, None) == "cached"
+        status = client.data_source_status()
+        assert (status.state, status.source) == (DataSourceState.OFF, "cache")
+        assert status.data_age is not None
+        assert status.data_age >= 59
+
+
+def test_offline_still_uses_an_explicit_data_source(td: TestData) -> None:
+    with client_with(td, offline=True) as client:
+        assert client.variation("text", USER, None) == "hello"

@@ -127,7 +127,7 @@ class DataSystem:
                 self._cache_revision = self.store.revision
         if self.store.data is None and self.config.bootstrap_file is not None:
             self._bootstrap(self.config.bootstrap_file)
-        if self.config.offline and self._file_source is None:
+        if self.config.offline and self._file_source is None and self._custom is None:
             self._offline_source = "offline"
         self._refresh_status()
 
@@ -148,7 +148,7 @@ class DataSystem:
     # lifecycle ---------------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self.config.offline and self._file_source is None:
+        if self.config.offline and self._file_source is None and self._custom is None:
             self.settled.set()
             return
         self._thread = threading.Thread(target=self._run_loop, name="flagstaff-sdk", daemon=True)
@@ -164,6 +164,13 @@ class DataSystem:
         if self._thread is not None:
             self._thread.join(timeout)
         self._set_status(DataSourceState.OFF)
+
+    @property
+    def _writes_cache(self) -> bool:
+        """Only network data is cached: files and custom sources have their own origin."""
+        return (
+            self.config.cache_dir is not None and self._file_source is None and self._custom is None
+        )
 
     def _on_stop(self) -> None:
         if self._stopping is not None:
@@ -225,7 +232,7 @@ class DataSystem:
                     tasks.append(asyncio.create_task(self._stream_loop(stream_client)))
                     tasks.append(asyncio.create_task(self._probe_loop(poll_client)))
                 tasks.append(asyncio.create_task(self._poll_loop(poll_client)))
-            if self.config.cache_dir is not None and self._file_source is None:
+            if self._writes_cache:
                 tasks.append(asyncio.create_task(self._cache_loop()))
             await self._stopping.wait()
         finally:
@@ -236,7 +243,7 @@ class DataSystem:
                     await task
             await stream_client.aclose()
             await poll_client.aclose()
-            if self.config.cache_dir is not None and self._file_source is None:
+            if self._writes_cache:
                 await self._write_cache()
 
     async def _wait(self, seconds: float, *events: asyncio.Event) -> None:
@@ -586,7 +593,8 @@ class _SourceSink:
         if running is self._loop:
             fn()
         else:
-            self._loop.call_soon_threadsafe(fn)
+            with contextlib.suppress(RuntimeError):  # the client closed meanwhile
+                self._loop.call_soon_threadsafe(fn)
 
     def apply(self, change: ChangeSet) -> None:
         # data goes in synchronously (a test's update is visible when `update` returns);
