@@ -8,6 +8,8 @@ Shared by tests/integration/client_delivery and tests/e2e/browser.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,6 +68,32 @@ class Deployment:
     def streams(self) -> int:
         client = self.flagstaff.client_delivery
         return 0 if client is None else client.reevaluator.open_streams
+
+
+def b64(obj: Any) -> str:
+    """A context as browser SDKs put it in a path: base64url of its JSON, unpadded."""
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
+    """(event name, data) for each SSE event; the name is "message" when there is no `event:`."""
+    name, data = "", ""
+    for line in lines:
+        if line.startswith("event:"):
+            name = line.split(":", 1)[1].strip()
+        elif line.startswith("data:"):
+            data = line.split(":", 1)[1].strip()
+        elif line == "" and (name or data):
+            yield name or "message", data
+            name, data = "", ""
+
+
+def next_event(events: Iterator[tuple[str, str]], *names: str) -> tuple[str, Any]:
+    """The next event whose name is in `names` (others are skipped), data parsed when JSON."""
+    for name, data in events:
+        if name in names:
+            return name, json.loads(data) if data.strip() else None
+    raise AssertionError(f"the stream ended before an event in {names}")
 
 
 def ok(response: httpx.Response) -> Any:
