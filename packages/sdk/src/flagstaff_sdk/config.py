@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -120,7 +120,7 @@ class Timing:
             raise ConfigError("Timing.failover_after_failures must be at least 1")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class Config:
     """Everything a client needs. Give `endpoints` (regions, preferred first) or `base_uri`.
 
@@ -131,6 +131,7 @@ class Config:
     """
 
     sdk_key: str
+    _: KW_ONLY  # `Config("sdk-...", base_uri=...)`, as LaunchDarkly's SDKs are configured
     endpoints: tuple[Endpoint, ...] = ()
     base_uri: str | None = None
     stream: bool = True
