@@ -29,9 +29,13 @@ from flagstaff_server.delivery.client_side import handles as client_handles
 from flagstaff_server.errors import FlagstaffError
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem
+from flagstaff_server.ingest import IngestConfig, IngestNode
+from flagstaff_server.ingest import handles as ingest_handles
+from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
 from flagstaff_server.settings import Settings
+from flagstaff_server.ui.asgi import UiApp, is_ui_path
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +77,8 @@ class Flagstaff:
         self.api: FastAPI | None = None
         self.delivery: DeliveryNode | None = None
         self.client_delivery: ClientDelivery | None = None
+        self.ingest: IngestNode | None = None
+        self.analytics: AnalyticsStore | None = None
         self.ready = False
         self.welcome: demo.Welcome | None = None
         self.asgi = RootApp(self)
@@ -85,9 +91,12 @@ class Flagstaff:
         answer 503. Ingestion (event endpoints) mounts here too when it exists."""
         if self.settings.serves_api:
             self.asgi.mount(is_api_path, self.api_app)
+            self.asgi.mount(is_ui_path, UiApp())
         if self.settings.serves_delivery:
             self.asgi.mount(delivery_handles, self.delivery_app)
             self.asgi.mount(client_handles, self.client_app)
+        if self.settings.serves_ingest:
+            self.asgi.mount(ingest_handles, self.ingest_app)
 
     def open_store(self) -> Store:
         if self.settings.database_url is None:
@@ -122,9 +131,13 @@ class Flagstaff:
             admin_token=self.settings.admin_token,
         )
         self.api = build_api(self.plane, version=self.version)
+        if self.settings.serves_api or self.settings.serves_ingest:
+            self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)
+            self.api.state.analytics = self.analytics
         if self.settings.serves_api:
             self.welcome = await asyncio.to_thread(demo.welcome, self.plane, self.settings)
-        if self.settings.serves_delivery:
+        if self.settings.serves_delivery or self.settings.serves_ingest:
+            # an ingest-only node runs delivery's node unmounted: its credentials index
             self.delivery = DeliveryNode(
                 self.feed,
                 DeliveryConfig(
@@ -135,16 +148,31 @@ class Flagstaff:
                 environments=self.environment_records,
             )
             await self.delivery.start()
+        if self.settings.serves_delivery:
+            assert self.delivery is not None
             self.client_delivery = ClientDelivery(self.delivery)
             self.client_delivery.start()
+        if self.settings.serves_ingest:
+            assert self.delivery is not None
+            self.ingest = IngestNode(
+                IngestConfig(
+                    data_dir=self.settings.data_dir / "ingest",
+                    disk_budget_bytes=self.settings.ingest_disk_budget_bytes,
+                ),
+                delivery=self.delivery,
+                analytics=self.analytics,
+            )
+            await self.ingest.start()
         self.ready = True
         for line in demo.banner(self.settings, self.welcome):
             self.announce(line)
 
     async def stop(self) -> None:
         self.ready = False
-        if self.client_delivery is not None:
-            await self.client_delivery.stop()
+        if self.ingest is not None:
+            await self.ingest.stop()
+        elif self.analytics is not None:
+            self.analytics.close()
         if self.delivery is not None:
             await self.delivery.stop()
         if self.feed is not None:
@@ -176,6 +204,12 @@ class Flagstaff:
             return
         await self.delivery.app(scope, receive, send)
 
+    async def ingest_app(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.ingest is None or not self.ready:
+            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
+            return
+        await self.ingest.app(scope, receive, send)
+
     async def client_app(self, scope: Any, receive: Any, send: Any) -> None:
         if self.client_delivery is None or not self.ready:
             await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
@@ -195,6 +229,10 @@ class Flagstaff:
             parts["api"] = {"status": "ok" if self.ready else "starting"}
         if self.settings.serves_delivery:
             parts["delivery"] = self.delivery_status()
+        if self.settings.serves_ingest:
+            parts["ingest"] = (
+                self.ingest.status() if self.ingest is not None else {"status": "starting"}
+            )
         healthy = self.ready and all(part["status"] == "ok" for part in parts.values())
         body = {
             "status": "healthy" if healthy else "degraded",

@@ -15,7 +15,7 @@ from typing import Literal, get_args
 
 from flagstaff_server.delivery import DeliveryConfig, Limits
 
-Role = Literal["all", "api", "delivery"]
+Role = Literal["all", "api", "delivery", "ingest"]
 ROLES: tuple[Role, ...] = get_args(Role)
 
 DEFAULT_HOST = "127.0.0.1"
@@ -33,6 +33,8 @@ MAX_STREAMS_ENV = "FLAGSTAFF_MAX_STREAMS"
 FULL_SENDS_ENV = "FLAGSTAFF_FULL_SENDS_PER_SECOND"
 MAX_CONNECTION_AGE_ENV = "FLAGSTAFF_MAX_CONNECTION_AGE_SECONDS"
 HEARTBEAT_ENV = "FLAGSTAFF_HEARTBEAT_SECONDS"
+ANALYTICS_DATABASE_ENV = "FLAGSTAFF_ANALYTICS_DATABASE_URL"
+INGEST_DISK_BUDGET_ENV = "FLAGSTAFF_INGEST_DISK_BUDGET_BYTES"
 
 # The delivery knobs default to the values docs/delivery.md argues for.
 _LIMITS = Limits()
@@ -65,6 +67,10 @@ class Settings:
     max_connection_age_seconds: float = _LIMITS.max_connection_age_seconds
     # Idle streams get a heartbeat this often; SDKs treat about 5 minutes of silence as dead.
     heartbeat_seconds: float = _DELIVERY.heartbeat_seconds
+    # Event analytics (docs/ingestion.md); None means the SQLite file `data_dir/analytics.db`.
+    analytics_database_url: str | None = None
+    # Unprocessed event-log bytes beyond which event posts get 503 + Retry-After.
+    ingest_disk_budget_bytes: int = 2 << 30
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -95,6 +101,11 @@ class Settings:
                 f"heartbeat must be above 0 and at most 60 seconds, got {self.heartbeat_seconds}"
             )
 
+        if self.ingest_disk_budget_bytes < 1:
+            raise SettingsError(
+                f"ingest disk budget must be at least 1 byte, got {self.ingest_disk_budget_bytes}"
+            )
+
     @property
     def delivery_limits(self) -> Limits:
         return Limits(
@@ -119,6 +130,16 @@ class Settings:
     def serves_delivery(self) -> bool:
         return self.role in ("all", "delivery")
 
+    @property
+    def serves_ingest(self) -> bool:
+        return self.role in ("all", "ingest")
+
+    @property
+    def resolved_analytics_url(self) -> str:
+        if self.analytics_database_url:
+            return self.analytics_database_url
+        return f"sqlite:///{(self.data_dir / 'analytics.db').resolve()}"
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **given: object) -> Settings:
         """Settings from explicit values (CLI arguments), completed from the environment."""
@@ -130,6 +151,12 @@ class Settings:
             values["database_url"] = environ[DATABASE_ENV]
         if environ.get(REDIS_ENV):
             values["redis_url"] = environ[REDIS_ENV]
+        if environ.get(ANALYTICS_DATABASE_ENV):
+            values["analytics_database_url"] = environ[ANALYTICS_DATABASE_ENV]
+        if environ.get(INGEST_DISK_BUDGET_ENV):
+            values["ingest_disk_budget_bytes"] = parse_int(
+                environ[INGEST_DISK_BUDGET_ENV], INGEST_DISK_BUDGET_ENV
+            )
         if environ.get(KEY_GRACE_ENV):
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
         if environ.get(MAX_STREAMS_ENV):

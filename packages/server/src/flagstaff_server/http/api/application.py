@@ -15,6 +15,7 @@ from fastapi.openapi.utils import get_openapi
 
 from flagstaff_server.http import problem
 from flagstaff_server.http.api import (
+    accounts,
     audit_log,
     environments,
     flags,
@@ -22,9 +23,11 @@ from flagstaff_server.http.api import (
     projects,
     schema,
     segments,
+    sessions,
     tokens,
 )
 from flagstaff_server.http.api.content import require_json_body
+from flagstaff_server.ingest import insight_api
 from flagstaff_server.services.plane import ControlPlane
 
 PREFIX = "/api/v2"
@@ -51,6 +54,9 @@ def routers() -> Sequence[APIRouter]:
         imports.router,
         tokens.router,
         audit_log.router,
+        sessions.router,
+        accounts.router,
+        insight_api.router,
     ]
 
 

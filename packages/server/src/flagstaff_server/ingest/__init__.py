@@ -1,0 +1,7 @@
+"""Event ingestion: the LaunchDarkly event endpoints, a durable local journal acknowledged after
+fsync, and processing into the analytics store. See docs/ingestion.md."""
+
+from flagstaff_server.ingest.asgi import IngestApp, handles
+from flagstaff_server.ingest.node import IngestConfig, IngestNode
+
+__all__ = ["IngestApp", "IngestConfig", "IngestNode", "handles"]

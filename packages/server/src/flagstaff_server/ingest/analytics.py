@@ -1,0 +1,536 @@
+"""The analytics store (SQLite or PostgreSQL through SQLAlchemy Core): processed payload ids,
+hourly evaluation counts, flag activity, raw events, contexts seen, SDK instances. A batch's
+increments, its payload ids and the journal position are committed in ONE transaction, which is
+what makes processing idempotent. Queries for the insights API live here too; no HTTP.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    and_,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from flagstaff_server.adapters.sql.engine import create_store_engine
+from flagstaff_server.errors import StoreUnavailable
+from flagstaff_server.ingest.flag_status import Activity
+from flagstaff_server.ingest.record import Record
+from flagstaff_server.ingest.tally import InstanceReport, Tally, tally
+
+metadata = MetaData()
+
+positions = Table(
+    "ingest_positions",
+    metadata,
+    Column("node", String(64), primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+)
+payloads = Table(
+    "ingest_payloads",
+    metadata,
+    Column("project", String(255), primary_key=True),
+    Column("environment", String(255), primary_key=True),
+    Column("payload_id", String(255), primary_key=True),
+    Column("processed_ms", BigInteger, nullable=False, index=True),
+)
+evaluations = Table(
+    "ingest_evaluations",
+    metadata,
+    Column("project", String(255), primary_key=True),
+    Column("environment", String(255), primary_key=True),
+    Column("flag_key", String(255), primary_key=True),
+    Column("hour_ms", BigInteger, primary_key=True),
+    Column("variation", Integer, primary_key=True),
+    Column("count", BigInteger, nullable=False),
+)
+activity = Table(
+    "ingest_flag_activity",
+    metadata,
+    Column("project", String(255), primary_key=True),
+    Column("environment", String(255), primary_key=True),
+    Column("flag_key", String(255), primary_key=True),
+    Column("first_ms", BigInteger, nullable=False),
+    Column("last_ms", BigInteger, nullable=False),
+)
+events = Table(
+    "ingest_events",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("project", String(255), nullable=False),
+    Column("environment", String(255), nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("kind", String(64), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("metric_value", Float, nullable=True),
+    Column("body", LargeBinary, nullable=False),
+    Index("ingest_events_by_time", "project", "environment", "created_ms"),
+    Index("ingest_events_by_key", "project", "environment", "kind", "key"),
+)
+contexts = Table(
+    "ingest_contexts",
+    metadata,
+    Column("project", String(255), primary_key=True),
+    Column("environment", String(255), primary_key=True),
+    Column("kind", String(255), primary_key=True),
+    Column("key", String(1024), primary_key=True),
+    Column("last_ms", BigInteger, nullable=False),
+    Column("context", Text, nullable=False),
+    Index("ingest_contexts_by_time", "project", "environment", "last_ms"),
+)
+instances = Table(
+    "ingest_sdk_instances",
+    metadata,
+    Column("project", String(255), primary_key=True),
+    Column("environment", String(255), primary_key=True),
+    Column("instance_id", String(255), primary_key=True),
+    Column("sdk_name", String(255), nullable=True),
+    Column("sdk_version", String(255), nullable=True),
+    Column("wrapper", String(255), nullable=True),
+    Column("streaming", Boolean, nullable=True),
+    Column("platform", Text, nullable=True),
+    Column("first_ms", BigInteger, nullable=False),
+    Column("last_ms", BigInteger, nullable=False),
+    Column("dropped_events", BigInteger, nullable=False),
+    Column("data_since_ms", BigInteger, nullable=True),
+    Column("stream_init_ms", BigInteger, nullable=True),
+    Column("stream_ok", Boolean, nullable=True),
+    Column("stream_ok_ms", BigInteger, nullable=True),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    payloads: int
+    duplicates: int
+    events: int
+
+
+class AnalyticsStore:
+    """Opened lazily: the first use creates the tables; while the database is unreachable every
+    call raises `StoreUnavailable` and ingestion keeps acknowledging into the journal."""
+
+    def __init__(self, url: str, *, context_limit: int = 10_000) -> None:
+        self.url = url
+        self.context_limit = context_limit
+        self.engine = create_store_engine(url)
+        self.dialect = self.engine.dialect.name
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _begin(self) -> Any:
+        try:
+            if not self._ready:
+                with self._lock:
+                    if not self._ready:
+                        metadata.create_all(self.engine, checkfirst=True)
+                        self._ready = True
+            return self.engine.begin()
+        except (OperationalError, DBAPIError) as exc:
+            raise StoreUnavailable(f"analytics store unavailable: {exc.orig}") from exc
+
+    def _run(self, work: Any) -> Any:
+        try:
+            with self._begin() as connection:
+                return work(connection)
+        except (OperationalError, DBAPIError) as exc:
+            raise StoreUnavailable(f"analytics store unavailable: {exc.orig}") from exc
+
+    # processing --------------------------------------------------------------------------------
+
+    def position(self, node: str) -> int:
+        def work(connection: Connection) -> int:
+            found = connection.execute(
+                select(positions.c.seq).where(positions.c.node == node)
+            ).scalar()
+            return int(found or 0)
+
+        result: int = self._run(work)
+        return result
+
+    def commit(self, node: str | None, records: Sequence[Record], *, now_ms: int) -> Committed:
+        """Add a batch: skip payloads already processed, add the rest, record their ids and (for a
+        local journal) the node's position, all in one transaction."""
+
+        def work(connection: Connection) -> Committed:
+            fresh = self._fresh(connection, records)
+            if fresh:
+                connection.execute(
+                    insert(payloads),
+                    [
+                        {
+                            "project": r.project,
+                            "environment": r.environment,
+                            "payload_id": r.payload_id,
+                            "processed_ms": now_ms,
+                        }
+                        for r in fresh
+                    ],
+                )
+                self._add(connection, tally(fresh), now_ms)
+            if node is not None and records:
+                self._move(connection, node, records[-1].seq)
+            return Committed(
+                payloads=len(fresh),
+                duplicates=len(records) - len(fresh),
+                events=0,
+            )
+
+        result: Committed = self._run(work)
+        return result
+
+    def forget_payloads(self, before_ms: int) -> int:
+        """Drop processed ids older than the retention window."""
+
+        def work(connection: Connection) -> int:
+            return connection.execute(
+                delete(payloads).where(payloads.c.processed_ms < before_ms)
+            ).rowcount
+
+        result: int = self._run(work)
+        return result
+
+    def _fresh(self, connection: Connection, records: Sequence[Record]) -> list[Record]:
+        by_env: dict[tuple[str, str], set[str]] = {}
+        for r in records:
+            by_env.setdefault((r.project, r.environment), set()).add(r.payload_id)
+        known: set[tuple[str, str, str]] = set()
+        for (project, environment), ids in by_env.items():
+            wanted = sorted(ids)
+            for start in range(0, len(wanted), 500):
+                rows = connection.execute(
+                    select(payloads.c.payload_id).where(
+                        payloads.c.project == project,
+                        payloads.c.environment == environment,
+                        payloads.c.payload_id.in_(wanted[start : start + 500]),
+                    )
+                )
+                known.update((project, environment, row[0]) for row in rows)
+        fresh: list[Record] = []
+        for r in records:
+            key = (r.project, r.environment, r.payload_id)
+            if key not in known:
+                known.add(key)
+                fresh.append(r)
+        return fresh
+
+    def _move(self, connection: Connection, node: str, seq: int) -> None:
+        updated = connection.execute(
+            update(positions).where(positions.c.node == node).values(seq=seq)
+        ).rowcount
+        if not updated:
+            connection.execute(insert(positions).values(node=node, seq=seq))
+
+    def _upsert(self, table: Table, keys: Sequence[str]) -> Any:
+        module: Any = postgresql if self.dialect == "postgresql" else sqlite
+        return module.insert(table), keys
+
+    def _add(self, connection: Connection, batch: Tally, now_ms: int) -> None:
+        if batch.counts:
+            statement, _ = self._upsert(evaluations, ())
+            statement = statement.on_conflict_do_update(
+                index_elements=["project", "environment", "flag_key", "hour_ms", "variation"],
+                set_={"count": evaluations.c.count + statement.excluded.count},
+            )
+            connection.execute(
+                statement,
+                [
+                    {
+                        "project": p,
+                        "environment": e,
+                        "flag_key": f,
+                        "hour_ms": h,
+                        "variation": v,
+                        "count": n,
+                    }
+                    for (p, e, f, h, v), n in batch.counts.items()
+                ],
+            )
+        if batch.activity:
+            statement, _ = self._upsert(activity, ())
+            statement = statement.on_conflict_do_update(
+                index_elements=["project", "environment", "flag_key"],
+                set_={
+                    "first_ms": func.min(activity.c.first_ms, statement.excluded.first_ms)
+                    if self.dialect == "sqlite"
+                    else func.least(activity.c.first_ms, statement.excluded.first_ms),
+                    "last_ms": func.max(activity.c.last_ms, statement.excluded.last_ms)
+                    if self.dialect == "sqlite"
+                    else func.greatest(activity.c.last_ms, statement.excluded.last_ms),
+                },
+            )
+            connection.execute(
+                statement,
+                [
+                    {"project": p, "environment": e, "flag_key": f, "first_ms": a, "last_ms": b}
+                    for (p, e, f), (a, b) in batch.activity.items()
+                ],
+            )
+        if batch.events:
+            connection.execute(
+                insert(events),
+                [
+                    {
+                        "project": row.project,
+                        "environment": row.environment,
+                        "created_ms": row.created_ms,
+                        "kind": row.kind,
+                        "key": row.key,
+                        "metric_value": row.metric_value,
+                        "body": row.body,
+                    }
+                    for row in batch.events
+                ],
+            )
+        if batch.contexts:
+            statement, _ = self._upsert(contexts, ())
+            statement = statement.on_conflict_do_update(
+                index_elements=["project", "environment", "kind", "key"],
+                set_={"last_ms": statement.excluded.last_ms, "context": statement.excluded.context},
+            )
+            connection.execute(
+                statement,
+                [
+                    {
+                        "project": p,
+                        "environment": e,
+                        "kind": k,
+                        "key": key,
+                        "last_ms": at,
+                        "context": body.decode(),
+                    }
+                    for (p, e, k, key), (at, body) in batch.contexts.items()
+                ],
+            )
+            for project, environment in {(p, e) for (p, e, _, _) in batch.contexts}:
+                self._bound_contexts(connection, project, environment)
+        for key, report in batch.instances.items():
+            self._merge_instance(connection, key, report)
+
+    def _bound_contexts(self, connection: Connection, project: str, environment: str) -> None:
+        """Keep the `context_limit` most recently seen contexts of an environment."""
+        scope = and_(contexts.c.project == project, contexts.c.environment == environment)
+        cutoff = connection.execute(
+            select(contexts.c.last_ms)
+            .where(scope)
+            .order_by(contexts.c.last_ms.desc())
+            .offset(self.context_limit)
+            .limit(1)
+        ).scalar()
+        if cutoff is not None:
+            connection.execute(delete(contexts).where(scope, contexts.c.last_ms <= cutoff))
+
+    def _merge_instance(
+        self, connection: Connection, key: tuple[str, str, str], report: InstanceReport
+    ) -> None:
+        project, environment, instance_id = key
+        where = and_(
+            instances.c.project == project,
+            instances.c.environment == environment,
+            instances.c.instance_id == instance_id,
+        )
+        row = connection.execute(select(instances).where(where)).mappings().first()
+        values: dict[str, Any] = {
+            name: getattr(report, name)
+            for name in ("sdk_name", "sdk_version", "wrapper", "streaming", "data_since_ms")
+            if getattr(report, name) is not None
+        }
+        if report.platform is not None:
+            values["platform"] = orjson.dumps(report.platform).decode()
+        if row is None:
+            connection.execute(
+                insert(instances).values(
+                    project=project,
+                    environment=environment,
+                    instance_id=instance_id,
+                    first_ms=report.last_ms,
+                    last_ms=report.last_ms,
+                    dropped_events=report.dropped_events,
+                    stream_init_ms=report.stream_init_ms,
+                    stream_ok=report.stream_ok,
+                    stream_ok_ms=report.stream_ok_ms,
+                    **values,
+                )
+            )
+            return
+        values["last_ms"] = max(row["last_ms"], report.last_ms)
+        values["first_ms"] = min(row["first_ms"], report.last_ms)
+        values["dropped_events"] = row["dropped_events"] + report.dropped_events
+        if report.stream_init_ms is not None and (
+            row["stream_init_ms"] is None or report.stream_init_ms >= row["stream_init_ms"]
+        ):
+            values["stream_init_ms"] = report.stream_init_ms
+            values["stream_ok"] = report.stream_ok
+        if report.stream_ok_ms is not None and (
+            row["stream_ok_ms"] is None or report.stream_ok_ms > row["stream_ok_ms"]
+        ):
+            values["stream_ok_ms"] = report.stream_ok_ms
+        connection.execute(update(instances).where(where).values(**values))
+
+    # queries -----------------------------------------------------------------------------------
+
+    def evaluation_series(
+        self, project: str, environment: str, flag_key: str, *, start_ms: int, end_ms: int
+    ) -> list[tuple[int, int, int]]:
+        """(hour start ms, variation, count), ordered by hour then variation."""
+
+        def work(connection: Connection) -> list[tuple[int, int, int]]:
+            rows = connection.execute(
+                select(evaluations.c.hour_ms, evaluations.c.variation, evaluations.c.count)
+                .where(
+                    evaluations.c.project == project,
+                    evaluations.c.environment == environment,
+                    evaluations.c.flag_key == flag_key,
+                    evaluations.c.hour_ms >= start_ms - start_ms % 3_600_000,
+                    evaluations.c.hour_ms < end_ms,
+                )
+                .order_by(evaluations.c.hour_ms, evaluations.c.variation)
+            )
+            return [(int(h), int(v), int(n)) for h, v, n in rows]
+
+        result: list[tuple[int, int, int]] = self._run(work)
+        return result
+
+    def flag_activity(
+        self, project: str, environment: str, *, recent_ms: int, long_ms: int
+    ) -> dict[str, Activity]:
+        """Per evaluated flag: first/last evaluation and the variations served in the hours
+        from `recent_ms` and from `long_ms`."""
+
+        def work(connection: Connection) -> dict[str, Activity]:
+            times = {
+                flag_key: (int(first), int(last))
+                for flag_key, first, last in connection.execute(
+                    select(activity.c.flag_key, activity.c.first_ms, activity.c.last_ms).where(
+                        activity.c.project == project, activity.c.environment == environment
+                    )
+                )
+            }
+            recent: dict[str, set[int]] = {}
+            long: dict[str, set[int]] = {}
+            for flag_key, hour, variation in connection.execute(
+                select(evaluations.c.flag_key, evaluations.c.hour_ms, evaluations.c.variation)
+                .where(
+                    evaluations.c.project == project,
+                    evaluations.c.environment == environment,
+                    evaluations.c.hour_ms >= long_ms - long_ms % 3_600_000,
+                )
+                .distinct()
+            ):
+                long.setdefault(flag_key, set()).add(int(variation))
+                if hour >= recent_ms - recent_ms % 3_600_000:
+                    recent.setdefault(flag_key, set()).add(int(variation))
+            return {
+                key: Activity(
+                    first_ms=first,
+                    last_ms=last,
+                    recent_variations=frozenset(recent.get(key, ())),
+                    long_variations=frozenset(long.get(key, ())),
+                )
+                for key, (first, last) in times.items()
+            }
+
+        result: dict[str, Activity] = self._run(work)
+        return result
+
+    def sdk_instances(self, project: str, environment: str) -> list[dict[str, Any]]:
+        def work(connection: Connection) -> list[dict[str, Any]]:
+            rows = connection.execute(
+                select(instances)
+                .where(instances.c.project == project, instances.c.environment == environment)
+                .order_by(instances.c.last_ms.desc())
+            ).mappings()
+            return [dict(row) for row in rows]
+
+        result: list[dict[str, Any]] = self._run(work)
+        return result
+
+    def metric(self, project: str, environment: str, key: str) -> tuple[int, int, float]:
+        """Custom events named `key`: (events, events with a metric value, sum of the values)."""
+
+        def work(connection: Connection) -> tuple[int, int, float]:
+            row = connection.execute(
+                select(
+                    func.count(), func.count(events.c.metric_value), func.sum(events.c.metric_value)
+                ).where(
+                    events.c.project == project,
+                    events.c.environment == environment,
+                    events.c.kind == "custom",
+                    events.c.key == key,
+                )
+            ).one()
+            return int(row[0]), int(row[1]), float(row[2] or 0.0)
+
+        result: tuple[int, int, float] = self._run(work)
+        return result
+
+    def context_count(self, project: str, environment: str) -> int:
+        def work(connection: Connection) -> int:
+            return int(
+                connection.execute(
+                    select(func.count()).where(
+                        contexts.c.project == project, contexts.c.environment == environment
+                    )
+                ).scalar()
+                or 0
+            )
+
+        result: int = self._run(work)
+        return result
+
+    def export(
+        self, project: str, environment: str, *, start_ms: int, end_ms: int, page: int = 1000
+    ) -> Iterator[bytes]:
+        """Raw events created in [start, end) as JSON lines, in processing order, paged."""
+        after_id = 0
+        while True:
+
+            def work(connection: Connection, after: int = after_id) -> list[tuple[int, bytes]]:
+                rows = connection.execute(
+                    select(events.c.id, events.c.body)
+                    .where(
+                        events.c.project == project,
+                        events.c.environment == environment,
+                        events.c.created_ms >= start_ms,
+                        events.c.created_ms < end_ms,
+                        events.c.id > after,
+                    )
+                    .order_by(events.c.id)
+                    .limit(page)
+                )
+                return [(int(i), bytes(b)) for i, b in rows]
+
+            rows: list[tuple[int, bytes]] = self._run(work)
+            for _, body in rows:
+                yield body + b"\n"
+            if len(rows) < page:
+                return
+            after_id = rows[-1][0]

@@ -1,0 +1,170 @@
+"""Management API routes for ingestion's results under `/api/v2/insights/{project}/{env}`:
+evaluation time series per flag, flag statuses, the SDK fleet, custom metrics and a JSON-lines
+export of raw events. Thin: parse, ask the analytics store, shape the answer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import StreamingResponse
+
+from flagstaff_server.errors import NotFound, StoreUnavailable
+from flagstaff_server.http.api.access import EnvironmentKey, Plane, ProjectKey, Reader
+from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.flag_status import ACTIVE_WINDOW_MS, STALE_AFTER_MS, flag_status
+from flagstaff_server.ingest.fleet import instance_view
+from flagstaff_server.ingest.tally import NO_VARIATION
+
+router = APIRouter(prefix="/insights/{projectKey}/{environmentKey}", tags=["insights"])
+
+DAY_MS = 86_400_000
+MAX_MS = 253_402_300_799_999
+
+
+def analytics_of(request: Request) -> AnalyticsStore:
+    store: AnalyticsStore | None = getattr(request.app.state, "analytics", None)
+    if store is None:
+        raise StoreUnavailable("this process has no analytics store")
+    return store
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def window(start: int | None, end: int | None) -> tuple[int, int]:
+    end_ms = now_ms() + 1 if end is None else end
+    start_ms = end_ms - DAY_MS if start is None else start
+    return start_ms, end_ms
+
+
+def check_environment(plane: Plane, project: str, environment: str) -> None:
+    with plane.read() as uow:
+        if not any(env.key == environment for env in uow.environments.list(project)):
+            raise NotFound(f"no environment {environment!r} in project {project!r}")
+
+
+@router.get("/flags/{flagKey}/evaluations", summary="Hourly evaluation counts per variation")
+def evaluations(
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+    key: Annotated[str, Path(alias="flagKey", description="The flag key")],
+    start: Annotated[int | None, Query(alias="from", ge=0, le=MAX_MS)] = None,
+    end: Annotated[int | None, Query(alias="to", ge=0, le=MAX_MS)] = None,
+) -> dict[str, Any]:
+    check_environment(plane, project, environment)
+    start_ms, end_ms = window(start, end)
+    series = analytics_of(request).evaluation_series(
+        project, environment, key, start_ms=start_ms, end_ms=end_ms
+    )
+    hours: dict[int, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    for hour, variation, count in series:
+        name = "none" if variation == NO_VARIATION else str(variation)
+        hours.setdefault(hour, {})[name] = count
+        totals[name] = totals.get(name, 0) + count
+    return {
+        "flagKey": key,
+        "from": start_ms,
+        "to": end_ms,
+        "series": [{"hour": hour, "variations": counts} for hour, counts in hours.items()],
+        "totals": totals,
+        "total": sum(totals.values()),
+    }
+
+
+@router.get("/flag-statuses", summary="Status of every flag from its evaluations")
+def statuses(
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+) -> dict[str, Any]:
+    check_environment(plane, project, environment)
+    now = now_ms()
+    found = analytics_of(request).flag_activity(
+        project, environment, recent_ms=now - ACTIVE_WINDOW_MS, long_ms=now - STALE_AFTER_MS
+    )
+    with plane.read() as uow:
+        created = {flag.key: flag.doc.get("creationDate") for flag in uow.flags.list(project)}
+    items = []
+    for key in sorted(set(created) | set(found)):
+        made = created.get(key)
+        activity = found.get(key)
+        items.append(
+            {
+                "flagKey": key,
+                "status": flag_status(
+                    created_ms=made if isinstance(made, int) else None,
+                    activity=activity,
+                    now_ms=now,
+                ),
+                "lastEvaluated": activity.last_ms if activity else None,
+                "known": key in created,
+            }
+        )
+    return {"items": items}
+
+
+@router.get("/sdk-instances", summary="SDK instances reporting diagnostics (the fleet)")
+def fleet(
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+) -> dict[str, Any]:
+    check_environment(plane, project, environment)
+    now = now_ms()
+    rows = analytics_of(request).sdk_instances(project, environment)
+    items = [instance_view(row, now_ms=now) for row in rows]
+    return {"items": items, "stale": sum(1 for item in items if item["staleFlagData"])}
+
+
+@router.get("/metrics/{eventKey}", summary="Custom event totals and metric values")
+def metric(
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+    key: Annotated[str, Path(alias="eventKey", description="The custom event key")],
+) -> dict[str, Any]:
+    check_environment(plane, project, environment)
+    events, valued, total = analytics_of(request).metric(project, environment, key)
+    return {
+        "eventKey": key,
+        "events": events,
+        "withValue": valued,
+        "sum": total,
+        "mean": total / valued if valued else None,
+    }
+
+
+@router.get(
+    "/events",
+    summary="Export raw events as JSON lines",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}}},
+)
+def export(
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+    start: Annotated[int | None, Query(alias="from", ge=0, le=MAX_MS)] = None,
+    end: Annotated[int | None, Query(alias="to", ge=0, le=MAX_MS)] = None,
+) -> StreamingResponse:
+    check_environment(plane, project, environment)
+    start_ms, end_ms = window(start, end)
+    store = analytics_of(request)
+    lines: Iterator[bytes] = store.export(project, environment, start_ms=start_ms, end_ms=end_ms)
+    return StreamingResponse(lines, media_type="application/x-ndjson")

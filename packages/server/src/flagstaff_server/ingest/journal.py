@@ -1,0 +1,317 @@
+"""The durable local log (journal): segment files of framed records, appended with group commit
+(every request waiting at one moment shares one write and one fsync) and truncated only by
+`release`, after processing committed. Owns its directory; knows nothing of HTTP or analytics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from flagstaff_server.ingest import record as framing
+from flagstaff_server.ingest.record import Kind, Record
+
+log = logging.getLogger(__name__)
+
+SUFFIX = ".log"
+READ_CHUNK = 4 << 20
+
+
+@dataclass(slots=True)
+class Segment:
+    first_seq: int
+    path: Path
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    records: int
+    torn_bytes: int
+    """Bytes dropped from torn or corrupt tails (never acknowledged)."""
+    next_seq: int
+
+
+def segment_name(first_seq: int) -> str:
+    return f"{first_seq:020d}{SUFFIX}"
+
+
+def fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Journal:
+    """Open with `recover` (blocking; replays every intact record to `visit`), then `append` from
+    the event loop. `durable_seq` is the last record known to be on disk."""
+
+    def __init__(self, directory: Path, *, segment_bytes: int = 64 << 20) -> None:
+        self.directory = directory
+        self.segment_bytes = segment_bytes
+        self.segments: list[Segment] = []
+        self.next_seq = 1
+        self.durable_seq = 0
+        self.appended = 0
+        self.fsyncs = 0
+        self._lock = threading.Lock()
+        self._fd = -1
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._waiters: list[asyncio.Future[None]] = []
+        self._flushing = False
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
+
+    # opening -----------------------------------------------------------------------------------
+
+    def recover(self, visit: Callable[[Record], None] | None = None) -> Recovery:
+        """Scan every segment, cut torn tails, and open the last segment for appending."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        paths = sorted(self.directory.glob(f"*{SUFFIX}"))
+        last_seq = 0
+        floor = 1
+        records = 0
+        torn_bytes = 0
+        for index, path in enumerate(paths):
+            first = int(path.stem)
+            floor = max(floor, first)
+            data = path.read_bytes()
+            found = framing.scan(data)
+            records += len(found.records)
+            for item in found.records:
+                last_seq = item.seq
+                if visit is not None:
+                    visit(item)
+            if found.torn:
+                torn_bytes += len(data) - found.valid_bytes
+                if index != len(paths) - 1:
+                    log.error(
+                        "journal segment %s is corrupt after byte %d", path, found.valid_bytes
+                    )
+                with path.open("r+b") as handle:
+                    handle.truncate(found.valid_bytes)
+                    os.fsync(handle.fileno())
+            self.segments.append(Segment(first, path, found.valid_bytes))
+        self.next_seq = max(last_seq + 1, floor)
+        self.durable_seq = self.next_seq - 1
+        if not self.segments:
+            self._open_segment(self.next_seq)
+        else:
+            self._fd = os.open(self.segments[-1].path, os.O_WRONLY | os.O_APPEND)
+        return Recovery(records=records, torn_bytes=torn_bytes, next_seq=self.next_seq)
+
+    def _open_segment(self, first_seq: int) -> None:
+        path = self.directory / segment_name(first_seq)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # the new file's directory entry must be durable before any record in it is acknowledged
+        fsync_directory(self.directory)
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd = fd
+        with self._lock:
+            self.segments.append(Segment(first_seq, path, 0))
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    # appending ---------------------------------------------------------------------------------
+
+    @property
+    def size_bytes(self) -> int:
+        with self._lock:
+            return sum(segment.size for segment in self.segments) + self._pending_bytes
+
+    async def append(
+        self,
+        *,
+        kind: Kind,
+        project: str,
+        environment: str,
+        payload_id: str,
+        payload: bytes,
+        received_ms: int,
+    ) -> int:
+        """Append one record and return its seq once it is on disk (fsync'd). Raises OSError when
+        the write failed; the record is then not in the log."""
+        seq = self.next_seq
+        self.next_seq += 1
+        frame = framing.encode(
+            Record(
+                seq=seq,
+                received_ms=received_ms,
+                kind=kind,
+                project=project,
+                environment=environment,
+                payload_id=payload_id,
+                payload=payload,
+            )
+        )
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append(frame)
+        self._pending_bytes += len(frame)
+        self._waiters.append(future)
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().create_task(self._flush())
+        await future
+        return seq
+
+    async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending:
+                frames, waiters = self._pending, self._waiters
+                first_seq = self.next_seq - len(frames)
+                last_seq = self.next_seq - 1
+                self._pending, self._waiters, self._pending_bytes = [], [], 0
+                try:
+                    await loop.run_in_executor(self._executor, self._write, frames, first_seq)
+                except OSError as exc:
+                    log.error("journal write failed: %s", exc)
+                    # seqs of a failed batch are never reused: readers skip the gap
+                    for waiter in waiters:
+                        if not waiter.done():
+                            waiter.set_exception(exc)
+                    continue
+                self.durable_seq = last_seq
+                self.appended += len(frames)
+                self.fsyncs += 1
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
+        finally:
+            self._flushing = False
+
+    def _write(self, frames: list[bytes], first_seq: int) -> None:
+        """Runs on the journal thread: one write and one fsync for the whole batch."""
+        active = self.segments[-1]
+        if active.size >= self.segment_bytes:
+            self._open_segment(first_seq)
+            active = self.segments[-1]
+        data = b"".join(frames)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            os.fsync(self._fd)
+        except OSError:
+            # cut what reached the file, so no unacknowledged record is ever processed
+            try:
+                os.ftruncate(self._fd, active.size)
+            except OSError:
+                log.exception("journal could not cut a failed write")
+            raise
+        with self._lock:
+            active.size += len(data)
+
+    # reading and releasing ---------------------------------------------------------------------
+
+    def segments_after(self, seq: int) -> list[Segment]:
+        """The segments that may hold records after `seq`, oldest first."""
+        with self._lock:
+            segments = list(self.segments)
+        chosen: list[Segment] = []
+        for index, segment in enumerate(segments):
+            following = segments[index + 1] if index + 1 < len(segments) else None
+            if following is not None and following.first_seq <= seq + 1:
+                continue
+            chosen.append(segment)
+        return chosen
+
+    def release(self, through_seq: int) -> int:
+        """Delete the segments whose every record is at or below `through_seq` (processed and
+        committed). The newest segment always stays: its name keeps the seq counter's floor."""
+        removed: list[Segment] = []
+        with self._lock:
+            while len(self.segments) > 1 and self.segments[1].first_seq <= through_seq + 1:
+                removed.append(self.segments.pop(0))
+        for segment in removed:
+            with contextlib.suppress(FileNotFoundError):
+                segment.path.unlink()
+        if removed:
+            fsync_directory(self.directory)
+        return len(removed)
+
+
+class JournalReader:
+    """Reads durable records in seq order from a position; used by one consumer thread."""
+
+    def __init__(self, journal: Journal, after_seq: int) -> None:
+        self.journal = journal
+        self.position = after_seq
+        self._segment: Segment | None = None
+        self._offset = 0
+
+    def read(self, *, max_records: int = 2000, max_bytes: int = READ_CHUNK) -> list[Record]:
+        """The next durable records (at most `max_records`), oldest first; [] when caught up."""
+        durable = self.journal.durable_seq
+        records: list[Record] = []
+        while len(records) < max_records and self.position < durable:
+            if self._segment is None:
+                self._seek()
+                if self._segment is None:
+                    break
+            data = self._chunk(self._segment, max_bytes)
+            if data is None:
+                self._segment = None
+                continue
+            found = framing.scan(data, limit=max_records - len(records))
+            consumed = 0
+            for item, end in zip(found.records, found.ends, strict=True):
+                if item.seq > durable:
+                    break
+                consumed = end
+                if item.seq > self.position:
+                    records.append(item)
+                    self.position = item.seq
+            self._offset += consumed
+            if consumed == 0 and not self._advance():
+                break
+        return records
+
+    def _chunk(self, segment: Segment, max_bytes: int) -> bytes | None:
+        """Bytes from the reader's offset: at least one whole frame when one is there."""
+        try:
+            with segment.path.open("rb") as handle:
+                handle.seek(self._offset)
+                head = handle.read(framing.FRAME.size)
+                if len(head) < framing.FRAME.size:
+                    return head
+                length = framing.FRAME.unpack(head)[0]
+                rest = handle.read(max(max_bytes, length))
+                return head + rest
+        except FileNotFoundError:
+            return None
+
+    def _seek(self) -> None:
+        segments = self.journal.segments_after(self.position)
+        self._segment = segments[0] if segments else None
+        self._offset = 0
+
+    def _advance(self) -> bool:
+        """Move to the next segment when the current one is sealed and read to its end."""
+        with self.journal._lock:
+            segments = list(self.journal.segments)
+        current = self._segment
+        for index, segment in enumerate(segments):
+            if current is not None and segment.first_seq == current.first_seq:
+                if index + 1 < len(segments):
+                    self._segment = segments[index + 1]
+                    self._offset = 0
+                    return True
+                return False
+        self._seek()
+        return self._segment is not None and self._segment is not current

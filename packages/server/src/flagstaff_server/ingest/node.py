@@ -1,0 +1,191 @@
+"""An ingestion node: journal, recent payload ids, credential lookup, processor and the ASGI app,
+started and stopped together. A payload is acknowledged only after its journal append is fsync'd;
+the processor and the analytics store may be down meanwhile (up to the disk budget)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.asgi import IngestApp, generated_id
+from flagstaff_server.ingest.journal import Journal
+from flagstaff_server.ingest.keyring import Keyring
+from flagstaff_server.ingest.processor import Processor
+from flagstaff_server.ingest.recent import RecentIds
+from flagstaff_server.ingest.record import Kind, Record
+
+if TYPE_CHECKING:
+    from flagstaff_server.delivery.node import DeliveryNode
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IngestConfig:
+    data_dir: Path
+    """Holds the journal (`journal/`) and this node's id (`node-id`)."""
+    max_body_bytes: int = 10 << 20
+    """Largest accepted body, before and after gzip decompression."""
+    disk_budget_bytes: int = 2 << 30
+    """Unprocessed journal bytes beyond which new payloads get 503 + Retry-After."""
+    segment_bytes: int = 64 << 20
+    retry_after_seconds: int = 5
+    dedupe_window_ms: int = 3_600_000
+    dedupe_capacity: int = 1_000_000
+    process: bool = True
+    """Run the processor here (False: another component consumes the journal)."""
+
+
+class IngestNode:
+    def __init__(
+        self,
+        config: IngestConfig,
+        *,
+        delivery: DeliveryNode,
+        analytics: AnalyticsStore | None,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.wall = wall
+        self.analytics = analytics
+        self.journal = Journal(config.data_dir / "journal", segment_bytes=config.segment_bytes)
+        self.recent = RecentIds(window_ms=config.dedupe_window_ms, capacity=config.dedupe_capacity)
+        self.keyring = Keyring(delivery, wall=wall)
+        self.counts: Counter[str] = Counter()
+        self.node_id = ""
+        self.processor: Processor | None = None
+        self.recovery_seconds = 0.0
+        self._tasks: list[asyncio.Task[None]] = []
+        self.app = IngestApp(self)
+
+    async def start(self) -> None:
+        started = time.monotonic()
+        self.node_id = await asyncio.to_thread(self._node_id)
+        recovery = await asyncio.to_thread(self.journal.recover, self._remember)
+        self.recovery_seconds = time.monotonic() - started
+        log.info(
+            "ingest journal recovered: %d records, %d torn bytes dropped, next seq %d (%.2fs)",
+            recovery.records,
+            recovery.torn_bytes,
+            recovery.next_seq,
+            self.recovery_seconds,
+        )
+        if self.analytics is not None and self.config.process:
+            self.processor = Processor(self.journal, self.analytics, node_id=self.node_id)
+            self._tasks.append(asyncio.create_task(self.processor.run(), name="ingest-processor"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        await asyncio.to_thread(self.journal.close)
+        if self.analytics is not None:
+            self.analytics.close()
+
+    def _node_id(self) -> str:
+        path = self.config.data_dir / "node-id"
+        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            return path.read_text().strip()
+        except FileNotFoundError:
+            pass
+        value = uuid.uuid4().hex
+        scratch = path.with_suffix(".tmp")
+        scratch.write_text(value)
+        scratch.replace(path)
+        return value
+
+    def _remember(self, record: Record) -> None:
+        if record.payload_id and not record.payload_id.startswith("flagstaff-"):
+            key = (record.project, record.environment, record.payload_id)
+            self.recent.remember(key, record.received_ms)
+
+    def over_budget(self) -> bool:
+        return self.journal.size_bytes > self.config.disk_budget_bytes
+
+    async def accept(
+        self,
+        *,
+        kind: Kind,
+        project: str,
+        environment: str,
+        payload_id: str | None,
+        payload: bytes,
+    ) -> bool:
+        """Make the payload durable; True when it was appended, False for a repeat of a payload
+        already acknowledged (or in flight: then wait for that one). Raises OSError when the
+        journal cannot be written."""
+        now_ms = int(self.wall() * 1000)
+        if payload_id is None:
+            payload_id = generated_id()
+            key = None
+        else:
+            key = (project, environment, payload_id)
+            while True:
+                known = self.recent.find(key, now_ms)
+                if known is False:
+                    break
+                if known is None:
+                    self.counts["duplicate"] += 1
+                    return False
+                assert isinstance(known, asyncio.Future)
+                with contextlib.suppress(OSError):
+                    await asyncio.shield(known)
+        pending: asyncio.Future[None] | None = None
+        if key is not None:
+            pending = asyncio.get_running_loop().create_future()
+            self.recent.begin(key, now_ms, pending)
+        try:
+            await self.journal.append(
+                kind=kind,
+                project=project,
+                environment=environment,
+                payload_id=payload_id,
+                payload=payload,
+                received_ms=now_ms,
+            )
+        except BaseException as exc:
+            if key is not None and pending is not None:
+                self.recent.settle(key, ok=False)
+                if isinstance(exc, OSError):
+                    pending.set_exception(exc)
+                    # a waiting retry retrieves it; this keeps asyncio from logging it as lost
+                    pending.exception()
+                else:
+                    pending.cancel()
+            raise
+        if key is not None and pending is not None:
+            self.recent.settle(key, ok=True)
+            pending.set_result(None)
+        self.counts["accepted"] += 1
+        return True
+
+    def status(self) -> dict[str, Any]:
+        processor = self.processor
+        backlog = self.journal.durable_seq - (processor.position if processor else 0)
+        return {
+            "status": "ok" if processor is None or processor.store_ok else "degraded",
+            "nodeId": self.node_id,
+            "journalBytes": self.journal.size_bytes,
+            "durableSeq": self.journal.durable_seq,
+            "processedSeq": processor.position if processor else None,
+            "backlog": max(0, backlog) if processor else None,
+            "analyticsStore": None
+            if processor is None
+            else ("ok" if processor.store_ok else "down"),
+            "accepted": self.counts["accepted"],
+            "duplicates": self.counts["duplicate"],
+            "overBudget": self.counts["over_budget"],
+        }

@@ -1,0 +1,94 @@
+"""The processor actor: reads durable journal records after the committed position, commits each
+batch to the analytics store (counts, payload ids and position in one transaction), then releases
+journal segments. At-least-once from the journal, exactly-once in effect by payload id."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.journal import Journal, JournalReader
+
+log = logging.getLogger(__name__)
+
+
+class Processor:
+    def __init__(
+        self,
+        journal: Journal,
+        analytics: AnalyticsStore,
+        *,
+        node_id: str,
+        batch_records: int = 500,
+        idle_seconds: float = 0.05,
+        retry_seconds: float = 0.5,
+        retry_max_seconds: float = 10.0,
+        payload_retention_ms: int = 24 * 3_600_000,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.journal = journal
+        self.analytics = analytics
+        self.node_id = node_id
+        self.batch_records = batch_records
+        self.idle_seconds = idle_seconds
+        self.retry_seconds = retry_seconds
+        self.retry_max_seconds = retry_max_seconds
+        self.payload_retention_ms = payload_retention_ms
+        self.wall = wall
+        self.counts: Counter[str] = Counter()
+        self.position = -1
+        """The committed journal seq (-1 until read from the store)."""
+        self.store_ok = False
+        self._next_forget = 0.0
+
+    async def run(self) -> None:
+        delay = self.retry_seconds
+        while True:
+            try:
+                await self._process()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.store_ok = False
+                self.counts["error"] += 1
+                log.warning("event processing failed, retrying in %.1fs: %s", delay, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.retry_max_seconds)
+            else:
+                delay = self.retry_seconds
+
+    async def _process(self) -> None:
+        position = await asyncio.to_thread(self.analytics.position, self.node_id)
+        self.store_ok = True
+        self.position = position
+        await asyncio.to_thread(self.journal.release, position)
+        reader = JournalReader(self.journal, position)
+        while True:
+            records = await asyncio.to_thread(reader.read, max_records=self.batch_records)
+            if not records:
+                await self._housekeep()
+                await asyncio.sleep(self.idle_seconds)
+                continue
+            now_ms = int(self.wall() * 1000)
+            committed = await asyncio.to_thread(
+                self.analytics.commit, self.node_id, records, now_ms=now_ms
+            )
+            self.store_ok = True
+            self.position = records[-1].seq
+            self.counts["payloads"] += committed.payloads
+            self.counts["duplicates"] += committed.duplicates
+            await asyncio.to_thread(self.journal.release, self.position)
+
+    async def _housekeep(self) -> None:
+        now = self.wall()
+        if now < self._next_forget:
+            return
+        self._next_forget = now + 60
+        before = int(now * 1000) - self.payload_retention_ms
+        self.counts["ids_forgotten"] += await asyncio.to_thread(
+            self.analytics.forget_payloads, before
+        )

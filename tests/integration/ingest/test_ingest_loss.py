@@ -1,0 +1,92 @@
+"""The loss test: 1,000 payloads sent concurrently by clients that retry with the same payload
+ids while `flagstaff serve` is SIGKILLed three times and restarted; every acknowledged payload is
+counted exactly once and nothing twice (evaluation counts and custom events both)."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from ingest_support import (
+    Payload,
+    evaluation_totals,
+    expected_totals,
+    metric_events,
+    payload,
+    post,
+    send_until_acknowledged,
+)
+from integration.scaleout.scaleout_cluster import (
+    ServerProcess,
+    admin_client,
+    create_project,
+    running,
+    wait_for,
+)
+
+pytestmark = pytest.mark.slow
+
+PAYLOADS = 1_000
+KILLS = 3
+SEND_SECONDS = 120.0
+
+
+def test_sigkill_three_times_counts_every_acknowledged_payload_once(tmp_path: Path) -> None:
+    server = ServerProcess(args=[], data_dir=tmp_path / "node")
+    rng = random.Random()
+    with running(server), admin_client(server) as api:
+        sdk_key = create_project(api)
+        payloads = [payload(index) for index in range(PAYLOADS)]
+        acknowledged: set[int] = set()
+        lock = threading.Lock()
+        started = time.monotonic()
+        deadline = started + SEND_SECONDS
+        kill_points = sorted(rng.sample(range(50, PAYLOADS - 100), KILLS))
+        kills_done: list[int] = []
+
+        def send(index: int, item: Payload) -> None:
+            with httpx.Client(timeout=10) as client:
+                if send_until_acknowledged(client, server.url, sdk_key, item, deadline=deadline):
+                    with lock:
+                        acknowledged.add(index)
+                    # every seventh payload is sent again after its ack: a retry of a lost answer
+                    if index % 7 == 0:
+                        post(client, server.url, sdk_key, item)
+
+        def kill_and_restart() -> None:
+            for point in kill_points:
+                while len(acknowledged) < point and time.monotonic() < deadline:
+                    time.sleep(0.002)  # polling the senders' progress for the kill moment
+                time.sleep(rng.uniform(0, 0.05))
+                assert server.process is not None
+                server.process.kill()
+                server.process.wait(timeout=10)
+                kills_done.append(len(acknowledged))
+                server.launch()
+                server.wait_started()
+
+        killer = threading.Thread(target=kill_and_restart)
+        killer.start()
+        with ThreadPoolExecutor(max_workers=24) as pool:
+            for future in [pool.submit(send, i, item) for i, item in enumerate(payloads)]:
+                future.result()
+        killer.join(timeout=SEND_SECONDS)
+        assert len(kills_done) == KILLS, kills_done
+        assert len(acknowledged) == PAYLOADS
+
+        expected = expected_totals(payloads)
+        wait_for(
+            lambda: (
+                server.status()["parts"]["ingest"]["backlog"] == 0
+                and evaluation_totals(api) == expected
+            ),
+            timeout=60,
+            what="every payload processed",
+        )
+        assert evaluation_totals(api) == expected
+        assert metric_events(api) == PAYLOADS

@@ -1,0 +1,69 @@
+"""Event bodies: size limit, bounded gzip (a zip bomb is 413, not memory), JSON shape checks."""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+import pytest
+from flagstaff_server.ingest.body import BodyError, check_events, gunzip, read_body
+
+
+def test_a_zip_bomb_hits_the_limit() -> None:
+    bomb = gzip.compress(b"\x00" * (64 << 20))
+    assert len(bomb) < 100_000
+    with pytest.raises(BodyError) as caught:
+        gunzip(bomb, 1 << 20)
+    assert caught.value.status == 413
+
+
+def test_gzip_within_the_limit_comes_back_whole() -> None:
+    data = b'[{"kind":"custom","key":"k"}]'
+    assert gunzip(gzip.compress(data), 1000) == data
+
+
+@pytest.mark.parametrize("data", [b"not gzip", gzip.compress(b"[1,2,3]")[:-6]])
+def test_bad_or_truncated_gzip_is_400(data: bytes) -> None:
+    with pytest.raises(BodyError) as caught:
+        gunzip(data, 1000)
+    assert caught.value.status == 400
+
+
+@pytest.mark.parametrize(
+    ("data", "diagnostic", "fragment"),
+    [
+        (b"[{", False, "not valid JSON"),
+        (b'{"kind":"custom"}', False, "array"),
+        (b"[1]", False, "event [0]"),
+        (b'[{"kind":"custom"},{"key":"x"}]', False, "event [1]"),
+        (b'"text"', True, "object or an array"),
+    ],
+)
+def test_bad_shapes_are_400_naming_the_problem(
+    data: bytes, diagnostic: bool, fragment: str
+) -> None:
+    with pytest.raises(BodyError) as caught:
+        check_events(data, diagnostic=diagnostic)
+    assert caught.value.status == 400
+    assert fragment in caught.value.message
+
+
+def test_a_diagnostic_object_and_event_arrays_are_accepted() -> None:
+    assert check_events(b'{"kind":"diagnostic-init","id":{}}', diagnostic=True) == 1
+    assert check_events(b'[{"kind":"index"},{"kind":"summary"}]', diagnostic=False) == 2
+    assert check_events(b"[]", diagnostic=False) == 0
+
+
+async def test_a_body_over_the_limit_is_413_before_it_is_all_read() -> None:
+    sent: list[dict[str, Any]] = [
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},
+    ]
+
+    async def receive() -> dict[str, Any]:
+        return sent.pop(0)
+
+    with pytest.raises(BodyError) as caught:
+        await read_body(receive, 1000)
+    assert caught.value.status == 413
+    assert sent == []

@@ -1,0 +1,118 @@
+"""The journal: group commit (concurrent appends share fsyncs), recovery cutting torn tails,
+reading across segments, and release keeping the seq floor."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from flagstaff_server.ingest.journal import Journal, JournalReader
+from flagstaff_server.ingest.record import Kind
+
+
+async def append(journal: Journal, n: int, size: int = 100) -> int:
+    return await journal.append(
+        kind=Kind.ANALYTICS,
+        project="shop",
+        environment="production",
+        payload_id=f"id-{n}",
+        payload=b"[" + b" " * size + b"]",
+        received_ms=1_000 + n,
+    )
+
+
+def log_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.log"))
+
+
+def read_all(journal: Journal, after: int = 0) -> list[int]:
+    reader = JournalReader(journal, after)
+    seqs: list[int] = []
+    for _ in range(1000):
+        batch = reader.read(max_records=7)
+        if not batch:
+            break
+        seqs.extend(r.seq for r in batch)
+    return seqs
+
+
+async def test_concurrent_appends_share_fsyncs_and_are_all_durable(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.recover()
+    seqs = await asyncio.gather(*(append(journal, n) for n in range(200)))
+    assert sorted(seqs) == list(range(1, 201))
+    assert journal.durable_seq == 200
+    assert journal.appended == 200
+    assert journal.fsyncs < 200
+    assert read_all(journal) == list(range(1, 201))
+    journal.close()
+
+
+async def test_recovery_cuts_a_torn_tail_and_continues_the_sequence(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.recover()
+    for n in range(5):
+        await append(journal, n)
+    journal.close()
+    segment = log_files(tmp_path)[0]
+    intact = segment.stat().st_size
+    with segment.open("ab") as handle:
+        handle.write(b"\x40\x00\x00\x00garbage")
+    seen: list[str] = []
+    reopened = Journal(tmp_path)
+    recovery = reopened.recover(lambda record: seen.append(record.payload_id))
+    assert recovery.records == 5
+    assert recovery.torn_bytes == 11
+    assert segment.stat().st_size == intact
+    assert seen == [f"id-{n}" for n in range(5)]
+    assert await append(reopened, 5) == 6
+    assert read_all(reopened, after=3) == [4, 5, 6]
+    reopened.close()
+
+
+async def test_reads_cross_segments_and_release_keeps_the_newest(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, segment_bytes=1_000)
+    journal.recover()
+    for n in range(40):
+        await append(journal, n)
+    assert len(journal.segments) > 3
+    assert read_all(journal) == list(range(1, 41))
+    assert read_all(journal, after=17) == list(range(18, 41))
+    segments = len(journal.segments)
+    assert journal.release(40) == segments - 1
+    assert len(journal.segments) == 1
+    assert len(log_files(tmp_path)) == 1
+    journal.close()
+    reopened = Journal(tmp_path, segment_bytes=1_000)
+    reopened.recover()
+    assert await append(reopened, 40) == 41
+    reopened.close()
+
+
+async def test_release_stops_at_a_segment_holding_unprocessed_records(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, segment_bytes=1_000)
+    journal.recover()
+    for n in range(30):
+        await append(journal, n)
+    journal.release(12)
+    assert read_all(journal, after=12) == list(range(13, 31))
+    assert journal.segments[0].first_seq <= 13
+    journal.close()
+
+
+async def test_a_failed_write_fails_its_waiters_and_leaves_no_record(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.recover()
+    await append(journal, 0)
+    real_fd = journal._fd
+    journal._fd = 999_999  # a closed descriptor: the write raises EBADF
+    try:
+        await append(journal, 1)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the append should have failed")
+    journal._fd = real_fd
+    assert await append(journal, 2) == 3
+    assert read_all(journal) == [1, 3]
+    journal.close()
