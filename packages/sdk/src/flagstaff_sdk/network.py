@@ -77,7 +77,13 @@ async def read_stream(
     url = endpoint.stream_uri + ("/sdk/stream" if fdv2 else "/all")
     params = {"basis": basis.state} if basis is not None else None
     requested_at = now()
-    stream_headers = {**headers, "Accept": "text/event-stream", "Cache-Control": "no-cache"}
+    stream_headers = {
+        **headers,
+        "Accept": "text/event-stream",
+        "Cache-Control": "no-cache",
+        # a compressed stream could sit in a decoder's buffer instead of arriving event by event
+        "Accept-Encoding": "identity",
+    }
     async with client.stream("GET", url, params=params, headers=stream_headers) as response:
         check_response(response, fdv2=fdv2, auto=auto, now=wall())
         content_type = response.headers.get("content-type", "")
