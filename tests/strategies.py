@@ -92,11 +92,9 @@ TIMESTAMPS = (
     "2024-01-01T00:00:00Z\n",
 )
 # Unix milliseconds: 2024-01-01T00:00:00Z, one second earlier, 2024-06-15T12:30:00.5Z.
-# No number needs an exponent: the official SDK's file data source reads JSON with PyYAML when
-# that is installed, and YAML 1.1 reads `1e+20` as a string.
 MILLIS = (1704067200000, 1704067199000, 1718454600500, 1704067200000.5)
 # Integers next to equal floats (1 and 1.0) and bools elsewhere: `in` must equate numbers only.
-NUMBERS = (0, 1, -1, 2, 1.5, 1.0, 0.0, 3.0, 10, 100, -2.25)
+NUMBERS = (0, 1, -1, 2, 1.5, 1.0, 0.0, 3.0, 10, 100, -2.25, 1e20, 1e-07)
 REGEXES = ("^al", "pha$", "a.c", "[0-9]+", "gold|silver", "^$", r"\.", "@example\\.com$", "(")
 SCALARS: tuple[Json, ...] = (
     STRINGS + SEMVERS + TIMESTAMPS + NUMBERS + MILLIS + KINDS + CONTEXT_KEYS + (True, False)
