@@ -158,6 +158,7 @@ class Flagstaff:
                 IngestConfig(
                     data_dir=self.settings.data_dir / "ingest",
                     disk_budget_bytes=self.settings.ingest_disk_budget_bytes,
+                    process=self.settings.ingest_process,
                 ),
                 delivery=self.delivery,
                 analytics=self.analytics,

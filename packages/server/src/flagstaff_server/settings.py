@@ -35,6 +35,7 @@ MAX_CONNECTION_AGE_ENV = "FLAGSTAFF_MAX_CONNECTION_AGE_SECONDS"
 HEARTBEAT_ENV = "FLAGSTAFF_HEARTBEAT_SECONDS"
 ANALYTICS_DATABASE_ENV = "FLAGSTAFF_ANALYTICS_DATABASE_URL"
 INGEST_DISK_BUDGET_ENV = "FLAGSTAFF_INGEST_DISK_BUDGET_BYTES"
+INGEST_PROCESS_ENV = "FLAGSTAFF_INGEST_PROCESS"
 
 # The delivery knobs default to the values docs/delivery.md argues for.
 _LIMITS = Limits()
@@ -71,6 +72,9 @@ class Settings:
     analytics_database_url: str | None = None
     # Unprocessed event-log bytes beyond which event posts get 503 + Retry-After.
     ingest_disk_budget_bytes: int = 2 << 30
+    # Process the event journal in this process (off: it only journals, for a bench or a node
+    # whose journal another process consumes).
+    ingest_process: bool = True
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -157,6 +161,8 @@ class Settings:
             values["ingest_disk_budget_bytes"] = parse_int(
                 environ[INGEST_DISK_BUDGET_ENV], INGEST_DISK_BUDGET_ENV
             )
+        if environ.get(INGEST_PROCESS_ENV):
+            values["ingest_process"] = environ[INGEST_PROCESS_ENV].lower() not in ("0", "false")
         if environ.get(KEY_GRACE_ENV):
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
         if environ.get(MAX_STREAMS_ENV):

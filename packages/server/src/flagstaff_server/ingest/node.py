@@ -188,4 +188,5 @@ class IngestNode:
             "accepted": self.counts["accepted"],
             "duplicates": self.counts["duplicate"],
             "overBudget": self.counts["over_budget"],
+            "recoverySeconds": round(self.recovery_seconds, 3),
         }

@@ -1,0 +1,142 @@
+"""The analytics store down while events arrive: ingestion keeps acknowledging into its journal,
+and after recovery every payload is counted exactly once. Over the disk budget it answers 503 with
+Retry-After instead of dropping anything. (This suite runs a scaled-down send: 10 s with the
+store stopped for 5 s of it; the issue's 60 s / 30 s version is the same test with
+INGEST_OUTAGE_SECONDS=30 and INGEST_SEND_SECONDS=60.)"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from ingest_support import (
+    Payload,
+    evaluation_totals,
+    expected_totals,
+    metric_events,
+    payload,
+    post,
+    send_until_acknowledged,
+)
+from integration.scaleout.scaleout_cluster import (
+    ServerProcess,
+    admin_client,
+    create_project,
+    private_postgres,
+    running,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.service]
+
+SEND_SECONDS = float(os.environ.get("INGEST_SEND_SECONDS", "10"))
+OUTAGE_SECONDS = float(os.environ.get("INGEST_OUTAGE_SECONDS", "5"))
+
+
+def test_store_stopped_mid_send_then_exact_counts_after_recovery(tmp_path: Path) -> None:
+    with private_postgres() as postgres:
+        server = ServerProcess(
+            args=[],
+            data_dir=tmp_path / "node",
+            env={"FLAGSTAFF_ANALYTICS_DATABASE_URL": postgres.url},
+        )
+        with running(server), admin_client(server) as api:
+            sdk_key = create_project(api)
+            sent: list[Payload] = []
+            acknowledged_while_down: list[int] = []
+            seen_down = threading.Event()
+            started = time.monotonic()
+            stop_at = started + SEND_SECONDS
+
+            def send() -> None:
+                with httpx.Client(timeout=10) as client:
+                    index = 0
+                    while time.monotonic() < stop_at:
+                        item = payload(index)
+                        deadline = time.monotonic() + 60
+                        assert send_until_acknowledged(
+                            client, server.url, sdk_key, item, deadline=deadline
+                        )
+                        sent.append(item)
+                        if not postgres.running():
+                            acknowledged_while_down.append(index)
+                        index += 1
+
+            def watch() -> None:
+                while time.monotonic() < stop_at:
+                    if server.status()["parts"]["ingest"]["analyticsStore"] == "down":
+                        seen_down.set()
+                        return
+                    time.sleep(0.1)  # polling the node's status during the outage
+
+            sender = threading.Thread(target=send)
+            sender.start()
+            outage_start = (SEND_SECONDS - OUTAGE_SECONDS) / 2
+            while time.monotonic() < started + outage_start:
+                time.sleep(0.05)  # waiting for the moment the outage begins
+            postgres.stop()
+            watcher = threading.Thread(target=watch)
+            watcher.start()
+            while time.monotonic() < started + outage_start + OUTAGE_SECONDS:
+                time.sleep(0.05)  # the outage lasts OUTAGE_SECONDS
+            postgres.start()
+            sender.join(timeout=SEND_SECONDS + 120)
+            watcher.join(timeout=SEND_SECONDS + 10)
+            assert not sender.is_alive()
+            assert acknowledged_while_down, "nothing was acknowledged during the outage"
+            assert seen_down.is_set(), "the node never reported the analytics store down"
+
+            expected = expected_totals(sent)
+            wait_for(
+                lambda: (
+                    evaluation_totals(api) == expected
+                    and server.status()["parts"]["ingest"]["backlog"] == 0
+                ),
+                timeout=90,
+                what="the backlog processed after the outage",
+            )
+            assert evaluation_totals(api) == expected
+            assert metric_events(api) == len(sent)
+
+
+def test_over_the_disk_budget_answers_503_with_retry_after_and_keeps_the_rest(
+    tmp_path: Path,
+) -> None:
+    # the analytics "database" is a directory: the store can never open, so nothing is processed
+    # and the journal only grows
+    blocked = tmp_path / "analytics-is-a-directory"
+    blocked.mkdir()
+    server = ServerProcess(
+        args=[],
+        data_dir=tmp_path / "node",
+        env={
+            "FLAGSTAFF_ANALYTICS_DATABASE_URL": f"sqlite:///{blocked}",
+            "FLAGSTAFF_INGEST_DISK_BUDGET_BYTES": "20000",
+        },
+    )
+    with running(server), admin_client(server) as api, httpx.Client(timeout=10) as client:
+        sdk_key = create_project(api)
+        statuses: list[int] = []
+        for index in range(200):
+            status = post(client, server.url, sdk_key, payload(index))
+            statuses.append(status)
+            if status == 503:
+                break
+        assert statuses[-1] == 503
+        accepted = statuses.count(202)
+        assert accepted > 0
+        assert set(statuses[:-1]) == {202}
+        refused = client.post(
+            f"{server.url}/bulk",
+            content=payload(999).body,
+            headers={"Authorization": sdk_key, "Content-Type": "application/json"},
+        )
+        assert refused.status_code == 503
+        assert int(refused.headers["Retry-After"]) > 0
+        ingest = server.status()["parts"]["ingest"]
+        assert ingest["durableSeq"] == accepted
+        assert ingest["analyticsStore"] == "down"
