@@ -1,316 +1,344 @@
-"""Delivery benchmarks, each beside its floor in the same run: SSE fan-out (Flagstaff vs a minimal
-raw-asyncio broadcaster) and `/sdk/latest-all` polling (Flagstaff vs a minimal uvicorn app serving
-the same pre-built bytes). Reports ratios. Run: `python -m bench.delivery [--streams 1000,5000]`.
+"""Delivery benchmarks, each figure beside its peer from the same run:
+(a) SSE fan-out of one change to N idle streams: Flagstaff (direct stream protocol, and through
+    the ASGI app) beside a raw-asyncio broadcaster (the floor) and a trivial uvicorn app;
+(b) a reconnect storm with a ~50 kB payload: FDv1 `put` for everyone beside FDv2 with a current
+    `basis`; (c) `/sdk/latest-all` 200/304 polling beside a minimal uvicorn app serving the same
+    pre-built bytes and beside unleash-server 7.5.1 (npm) on PostgreSQL; (d) propagation of a
+    management-API PATCH to 1,000 streams through `flagstaff serve` (embedded mode).
+
+Run `python -m bench.delivery [--quick]`. Servers and load generators are separate processes on
+loopback; every phase is bounded in count and time. Writes `build/bench/delivery.json`.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import os
-import re
+import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import httpx
+import orjson
 import psutil
 
-SDK_KEY = "sdk-bench"
-FLAGS = 40
-STAMP = re.compile(rb"ts-([0-9.]+)")
+from bench import unleash
+from bench.delivery_server import SDK_KEY, data_body
+
+OUTPUT = Path("build/bench/delivery.json")
+LOAD_WORKERS = 2
+FANOUT_FLAGS = 40
+STORM_FLAGS = 70  # ~50 kB payload
+POLL_SECONDS = 5.0
 
 
-def _flag(key: str, version: int, value: str) -> dict[str, Any]:
-    return {
-        "key": key,
-        "version": version,
-        "on": True,
-        "prerequisites": [],
-        "salt": key,
-        "targets": [],
-        "contextTargets": [],
-        "rules": [],
-        "fallthrough": {"variation": 0},
-        "offVariation": 1,
-        "variations": [value, "x" * 400],
-        "clientSide": False,
-        "clientSideAvailability": {"usingMobileKey": False, "usingEnvironmentId": False},
-        "trackEvents": False,
-        "trackEventsFallthrough": False,
-        "debugEventsUntilDate": None,
-        "deleted": False,
-    }
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
-# servers (each runs in its own process) ----------------------------------------------------------
-
-
-def serve_flagstaff(port: int) -> None:
-    import uvicorn
-    from flagstaff_server.adapters.memory import InMemoryStore
-    from flagstaff_server.adapters.process_feed import InProcessChangeFeed
-    from flagstaff_server.delivery import DeliveryConfig, DeliveryNode, Limits
-
-    store = InMemoryStore()
-    feed = InProcessChangeFeed(store)
-    version = [1]
-
-    def write(kind: str, key: str, item: Any, env_version: int = 1) -> None:
-        with store.unit_of_work() as uow:
-            seq = uow.changes.append(
-                project="p",
-                environment="e",
-                kind=kind,  # type: ignore[arg-type]
-                key=key,
-                version=item.get("version", env_version) if item else env_version,
-                item=item,
-                at=datetime.now(UTC),
-            )
-        feed.publish(seq)
-
-    write("environment", "e", {"sdkKey": SDK_KEY})
-    for index in range(FLAGS):
-        write("flag", f"f{index}", _flag(f"f{index}", 1, "init"))
-    limits = Limits(max_streams=100_000, full_sends_per_second=1e9, full_send_burst=10**9)
-    node = DeliveryNode(feed, DeliveryConfig(limits=limits, channel_limit=256))
-
-    def change() -> None:
-        version[0] += 1
-        write("flag", "f0", _flag("f0", version[0], f"ts-{time.time():.6f}"))
-
-    async def main() -> None:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, change)
-        config = uvicorn.Config(
-            node.app,
-            port=port,
-            log_level="error",
-            access_log=False,
-            lifespan="on",
-            loop="uvloop",
-            http="httptools",
-            backlog=16384,
-        )
-        await uvicorn.Server(config).serve()
-
-    import uvloop
-
-    uvloop.run(main())
-
-
-def _body() -> bytes:
-    import orjson
-
-    flags = {f"f{i}": _flag(f"f{i}", 1, "init") for i in range(FLAGS)}
-    return orjson.dumps({"flags": flags, "segments": {}})
-
-
-def serve_floor(port: int) -> None:
-    """The floor: a raw asyncio SSE broadcaster holding writers in a set."""
-    import uvloop
-
-    body = _body()
-    put = b'event: put\ndata: {"path":"/","data":' + body + b"}\n\n"
-    writers: set[asyncio.StreamWriter] = set()
-    head = (
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+@contextmanager
+def server(kind: str, flags: int, *options: str) -> Iterator[tuple[int, psutil.Process]]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.delivery_server", kind, str(port), str(flags), *options]
     )
-
-    def chunk(data: bytes) -> bytes:
-        return b"%x\r\n" % len(data) + data + b"\r\n"
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while (await reader.readline()) not in (b"\r\n", b""):
-            pass
-        writer.write(head + chunk(put))
-        writers.add(writer)
-        await reader.read()
-        writers.discard(writer)
-
-    def change() -> None:
-        item = b'{"path":"/flags/f0","data":{"key":"f0","variations":["ts-%.6f"]}}' % time.time()
-        data = chunk(b"event: patch\ndata: " + item + b"\n\n")
-        for writer in writers:
-            writer.write(data)
-
-    async def main() -> None:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, change)
-        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=16384)
-        await server.serve_forever()
-
-    uvloop.run(main())
-
-
-def serve_minimal(port: int) -> None:
-    """The polling floor: uvicorn + a raw ASGI app returning pre-built bytes and 304s."""
-    import uvicorn
-
-    body = _body()
-    etag = b'"fixed"'
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        if any(k == b"if-none-match" and v == etag for k, v in scope["headers"]):
-            await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", etag)]})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"etag", etag),
-            (b"content-length", b"%d" % len(body)),
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-    uvicorn.run(
-        app, port=port, log_level="error", access_log=False, loop="uvloop", http="httptools"
-    )
-
-
-# clients ---------------------------------------------------------------------------------------
-
-
-async def _stream_client(port: int, ready: list[int], latencies: list[float]) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET /all HTTP/1.1\r\nHost: b\r\nAuthorization: {SDK_KEY}\r\n\r\n".encode())
-    buffer = b""
-    while b"event: put" not in buffer:
-        buffer += await reader.read(65536)
-    ready[0] += 1
-    buffer = b""
-    while True:
-        data = await reader.read(65536)
-        if not data:
-            return
-        buffer += data
-        found = STAMP.search(buffer)
-        if found and b"event: patch" in buffer:
-            latencies.append(time.time() - float(found.group(1)))
-            writer.close()
-            return
-
-
-async def _fan_out(port: int, pid: int, n: int) -> dict[str, float]:
-    server = psutil.Process(pid)
-    before = server.memory_info().rss
-    ready = [0]
-    latencies: list[float] = []
-    tasks = []
-    for _ in range(n):
-        tasks.append(asyncio.create_task(_stream_client(port, ready, latencies)))
-        if len(tasks) % 200 == 0:
-            await asyncio.sleep(0.02)
-    for _ in range(2400):  # up to 120 s for every stream to get its put
-        if ready[0] >= n:
-            break
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(1.0)
-    rss = (server.memory_info().rss - before) / max(1, ready[0])
-    os.kill(pid, signal.SIGUSR1)
-    await asyncio.wait(tasks, timeout=60)
-    for task in tasks:
-        task.cancel()
-    latencies.sort()
-    return {
-        "connected": ready[0],
-        "received": len(latencies),
-        "p50_ms": 1000 * statistics.median(latencies) if latencies else float("nan"),
-        "p99_ms": 1000 * latencies[int(len(latencies) * 0.99) - 1] if latencies else float("nan"),
-        "max_ms": 1000 * latencies[-1] if latencies else float("nan"),
-        "rss_per_conn_kb": rss / 1024,
-    }
-
-
-async def _poll_load(port: int, seconds: float, etag: bytes | None, connections: int) -> float:
-    request = f"GET /sdk/latest-all HTTP/1.1\r\nHost: b\r\nAuthorization: {SDK_KEY}\r\n".encode()
-    if etag:
-        request += b"If-None-Match: " + etag + b"\r\n"
-    request += b"\r\n"
-    count = [0]
-    stop = time.monotonic() + seconds
-
-    async def worker() -> None:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        while time.monotonic() < stop:
-            writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = re.search(rb"content-length: (\d+)", head, re.IGNORECASE)
-            if length:
-                await reader.readexactly(int(length.group(1)))
-            count[0] += 1
-        writer.close()
-
-    await asyncio.gather(*(worker() for _ in range(connections)))
-    return count[0] / seconds
-
-
-def _etag(port: int) -> bytes:
-    import httpx
-
-    response = httpx.get(
-        f"http://127.0.0.1:{port}/sdk/latest-all", headers={"Authorization": SDK_KEY}
-    )
-    return response.headers["etag"].encode()
-
-
-def _start(kind: str, port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen([sys.executable, "-m", "bench.delivery", "--serve", kind, str(port)])
-    for _ in range(400):
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"{kind} server did not start") from None
+                time.sleep(0.05)
+        if kind.startswith("flagstaff"):
+            wait_for_data(port)
+        yield port, psutil.Process(process.pid)
+    finally:
+        process.terminate()
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            time.sleep(1.0)  # let the node catch up with its feed
-            return process
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{kind} server did not start")
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_for_data(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        response = httpx.get(
+            f"http://127.0.0.1:{port}/sdk/latest-all", headers={"Authorization": SDK_KEY}
+        )
+        if response.status_code == 200 and response.json()["flags"]:
+            return
+        time.sleep(0.1)
+    raise RuntimeError("the delivery node never served its data")
+
+
+def load(mode: str, port: int, count: int, path: str, key: str, *extra: str) -> list[Any]:
+    """Start the load generator processes (`count` streams shared between them)."""
+    share = [count // LOAD_WORKERS + (i < count % LOAD_WORKERS) for i in range(LOAD_WORKERS)]
+    command = [sys.executable, "-m", "bench.delivery_load", mode, str(port)]
+    workers = []
+    for index, n in enumerate(share):
+        output = OUTPUT.parent / f"load-{index}.json"
+        output.unlink(missing_ok=True)
+        worker = subprocess.Popen(
+            [*command, str(n), path, key, str(output), *extra], stdout=subprocess.PIPE, text=True
+        )
+        worker.output = output  # type: ignore[attr-defined]
+        workers.append(worker)
+    return workers
+
+
+def results(workers: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for worker in workers:
+        worker.wait(timeout=180)
+        out.append(json.loads(worker.output.read_text()))
+    return out
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50_ms": float("nan"), "p99_ms": float("nan"), "max_ms": float("nan")}
+    ordered = sorted(values)
+    return {
+        "p50_ms": round(1000 * statistics.median(ordered), 1),
+        "p99_ms": round(1000 * ordered[max(0, int(len(ordered) * 0.99) - 1)], 1),
+        "max_ms": round(1000 * ordered[-1], 1),
+    }
+
+
+# (a) fan-out --------------------------------------------------------------------------------------
+
+
+def fan_out(kind: str, n: int, *, trigger: Any = None) -> dict[str, Any]:
+    with server(kind, FANOUT_FLAGS) as (port, process):
+        before = process.memory_info().rss
+        workers = load("fanout", port, n, "/all", SDK_KEY)
+        ready = sum(int(worker.stdout.readline().split()[1]) for worker in workers)
+        time.sleep(1.0)
+        rss = process.memory_info().rss - before
+        os.kill(process.pid, signal.SIGUSR1)
+        got = results(workers)
+    latencies = [
+        at - stamp for r in got for at, stamp in zip(r["changed_at"], r["stamps"], strict=True)
+    ]
+    return {
+        "kind": kind,
+        "streams": n,
+        "connected": ready,
+        "received": len(latencies),
+        **percentiles(latencies),
+        "rss_per_stream_kb": round(rss / max(1, ready) / 1024, 2),
+    }
+
+
+# (b) reconnect storm -----------------------------------------------------------------------------
+
+
+def storm(n: int) -> list[dict[str, Any]]:
+    rows = []
+    with server("flagstaff", STORM_FLAGS, "production") as (port, process):
+        url = f"http://127.0.0.1:{port}"
+        auth = {"Authorization": SDK_KEY}
+        payload = len(httpx.get(f"{url}/sdk/latest-all", headers=auth).content)
+        poll = httpx.get(f"{url}/sdk/poll", headers=auth).json()
+        basis = poll["events"][-1]["data"]["state"]
+        for label, path in (("fdv1 put", "/all"), ("fdv2 basis", f"/sdk/stream?basis={basis}")):
+            time.sleep(2.0)  # the previous round's streams are closed and the bucket refills
+            before = process.memory_info().rss
+            start = time.time() + 1.5
+            workers = load("storm", port, n, path, SDK_KEY, f"{start:.3f}")
+            peak = before
+            while any(worker.poll() is None for worker in workers):
+                peak = max(peak, process.memory_info().rss)
+                time.sleep(0.05)
+            got = results(workers)
+            done = [t for r in got for t in r["done"]]
+            rows.append(
+                {
+                    "kind": label,
+                    "clients": n,
+                    "payload_bytes": payload,
+                    "with_data": len(done),
+                    "all_data_s": round(max(done), 2) if done else float("nan"),
+                    "p50_s": round(statistics.median(done), 2) if done else float("nan"),
+                    "sheds": sum(r["sheds"] for r in got),
+                    "refused": sum(r["refused"] for r in got),
+                    "peak_rss_mb": round((peak - before) / 2**20, 1),
+                }
+            )
+    return rows
+
+
+# (c) polling -------------------------------------------------------------------------------------
+
+
+def wrk(url: str, headers: dict[str, str], seconds: float) -> float:
+    command = ["wrk", "-t2", "-c64", f"-d{seconds:.0f}s"]
+    for name, value in headers.items():
+        command += ["-H", f"{name}: {value}"]
+    out = subprocess.run([*command, url], capture_output=True, text=True, timeout=seconds + 30)
+    for line in out.stdout.splitlines():
+        if line.startswith("Requests/sec:"):
+            return round(float(line.split()[1]), 0)
+    raise RuntimeError(f"wrk gave no rate: {out.stdout}{out.stderr}")
+
+
+def poll_rates(url: str, path: str, key: str, seconds: float) -> dict[str, float]:
+    response = httpx.get(url + path, headers={"Authorization": key})
+    response.raise_for_status()
+    etag = response.headers["etag"]
+    auth = {"Authorization": key}
+    return {
+        "bytes": len(response.content),
+        "200": wrk(url + path, auth, seconds),
+        "304": wrk(url + path, {**auth, "If-None-Match": etag}, seconds),
+    }
+
+
+def polling(seconds: float, skip_unleash: bool) -> list[dict[str, Any]]:
+    rows = []
+    for kind in ("flagstaff", "minimal"):
+        with server(kind, FANOUT_FLAGS) as (port, _process):
+            rates = poll_rates(f"http://127.0.0.1:{port}", "/sdk/latest-all", SDK_KEY, seconds)
+            rows.append({"kind": kind, **rates})
+    if skip_unleash:
+        rows.append({"kind": "unleash-server", "note": "skipped (--quick)"})
+        return rows
+    try:
+        with unleash.running(FANOUT_FLAGS) as (url, client_token):
+            rates = poll_rates(url, "/api/client/features", client_token, seconds)
+            rows.append({"kind": f"unleash-server {unleash.VERSION}", **rates})
+    except unleash.Unavailable as exc:
+        print(f"note: unleash-server column skipped: {exc}")
+        rows.append({"kind": "unleash-server", "note": f"skipped: {exc}"})
+    return rows
+
+
+# (d) propagation ---------------------------------------------------------------------------------
+
+
+def propagation(n: int) -> dict[str, Any]:
+    from bench.api import ADMIN_TOKEN, SEMANTIC, running_server
+
+    with running_server(None) as url:
+        admin = httpx.Client(base_url=url, headers={"Authorization": ADMIN_TOKEN}, timeout=30)
+        admin.post("/api/v2/projects", json={"key": "bench", "name": "Bench"}).raise_for_status()
+        admin.post("/api/v2/flags/bench", json={"key": "f", "name": "F"}).raise_for_status()
+        environment = admin.get("/api/v2/projects/bench/environments/production").json()
+        key = environment["apiKey"]
+        port = int(url.rsplit(":", 1)[1])
+        wait_for_key(url, key)
+        workers = load("fanout", port, n, "/all", key)
+        ready = sum(int(worker.stdout.readline().split()[1]) for worker in workers)
+        time.sleep(1.0)
+        sent = time.time()
+        admin.patch(
+            "/api/v2/flags/bench/f",
+            content=orjson.dumps(
+                {"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]}
+            ),
+            headers={"Content-Type": SEMANTIC},
+        ).raise_for_status()
+        got = results(workers)
+    latencies = [at - sent for r in got for at in r["changed_at"]]
+    return {
+        "kind": "flagstaff serve (embedded)",
+        "streams": n,
+        "connected": ready,
+        "received": len(latencies),
+        **percentiles(latencies),
+    }
+
+
+def wait_for_key(url: str, key: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if httpx.get(f"{url}/sdk/latest-all", headers={"Authorization": key}).status_code == 200:
+            return
+        time.sleep(0.1)
+    raise RuntimeError("the new environment never reached delivery")
+
+
+# report ------------------------------------------------------------------------------------------
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def main() -> None:
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     parser = argparse.ArgumentParser()
-    parser.add_argument("--serve", nargs=2, metavar=("KIND", "PORT"))
-    parser.add_argument("--streams", default="1000,5000,10000")
-    parser.add_argument("--poll-seconds", type=float, default=5.0)
+    parser.add_argument("--quick", action="store_true", help="1k streams, 2k storm, no unleash")
+    parser.add_argument("--only", default="fanout,storm,poll,propagation")
+    parser.add_argument("--streams", help="fan-out sizes, e.g. 1000,10000")
     args = parser.parse_args()
-    if args.serve:
-        kind, port = args.serve[0], int(args.serve[1])
-        {"flagstaff": serve_flagstaff, "floor": serve_floor, "minimal": serve_minimal}[kind](port)
-        return
-    import uvloop
-
-    for n in (int(x) for x in args.streams.split(",")):
-        row = {}
-        for kind, port in (("flagstaff", 18301), ("floor", 18302)):
-            process = _start(kind, port)
-            try:
-                row[kind] = uvloop.run(_fan_out(port, process.pid, n))
-            finally:
-                process.terminate()
-                process.wait()
-        ours, floor = row["flagstaff"], row["floor"]
-        print(f"fan-out n={n}: flagstaff {ours}")
-        print(f"fan-out n={n}: floor     {floor}")
-        print(f"fan-out n={n}: p99 ratio {ours['p99_ms'] / floor['p99_ms']:.2f}")
-    rates = {}
-    for kind, port in (("flagstaff", 18303), ("minimal", 18304)):
-        process = _start(kind, port)
-        try:
-            etag = _etag(port)
-            rates[(kind, 200)] = uvloop.run(_poll_load(port, args.poll_seconds, None, 32))
-            rates[(kind, 304)] = uvloop.run(_poll_load(port, args.poll_seconds, etag, 32))
-        finally:
-            process.terminate()
-            process.wait()
-    for status in (200, 304):
-        ours, floor = rates[("flagstaff", status)], rates[("minimal", status)]
-        print(
-            f"poll {status}: flagstaff {ours:,.0f} req/s, minimal uvicorn {floor:,.0f} req/s, "
-            f"ratio {floor / ours:.2f}"
-        )
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed for the polling figures: apt-get install -y wrk")
+    phases = set(args.only.split(","))
+    sizes = [1000] if args.quick else [1000, 5000, 10000]
+    if args.streams:
+        sizes = [int(size) for size in args.streams.split(",")]
+    report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "uptime": [uptime()]}}
+    print(f"payload {len(data_body(FANOUT_FLAGS))} B; {uptime()}")
+    if "fanout" in phases:
+        report["fanout"] = []
+        for n in sizes:
+            row = [
+                fan_out(kind, n)
+                for kind in ("flagstaff", "flagstaff-asgi", "uvicorn-idle", "floor")
+            ]
+            report["fanout"] += row
+            floor = row[-1]
+            for r in row:
+                ratio = r["p99_ms"] / floor["p99_ms"]
+                print(
+                    f"fan-out {n:>6} {r['kind']:<15} p50 {r['p50_ms']:>7} p99 {r['p99_ms']:>7} "
+                    f"max {r['max_ms']:>7} ms  {r['rss_per_stream_kb']:>5} KB/stream  "
+                    f"connected {r['connected']} received {r['received']}  "
+                    f"p99 ratio to floor {ratio:.2f}"
+                )
+        report["machine"]["uptime"].append(uptime())
+    if "storm" in phases:
+        report["storm"] = storm(2000 if args.quick else 10000)
+        for r in report["storm"]:
+            print(f"storm {r}")
+        report["machine"]["uptime"].append(uptime())
+    if "poll" in phases:
+        report["poll"] = polling(2.0 if args.quick else POLL_SECONDS, args.quick)
+        ours = report["poll"][0]
+        for r in report["poll"]:
+            if "200" in r:
+                print(
+                    f"poll {r['kind']:<22} {r['bytes']:>6} B  200: {r['200']:>8,.0f}/s "
+                    f"(flagstaff x{ours['200'] / r['200']:.2f})  304: {r['304']:>8,.0f}/s "
+                    f"(flagstaff x{ours['304'] / r['304']:.2f})"
+                )
+        report["machine"]["uptime"].append(uptime())
+    if "propagation" in phases:
+        report["propagation"] = propagation(1000)
+        print(f"propagation {report['propagation']}")
+        report["machine"]["uptime"].append(uptime())
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {OUTPUT}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -156,7 +156,7 @@ class DeliveryApp:
         if _matches(_header(scope, b"if-none-match"), snapshot):
             await self._not_modified(env, snapshot, send)
             return
-        transfer = snapshot.transfer_for(_query(scope, "basis"))
+        transfer = snapshot.transfer_for(query_value(scope, "basis"))
         admission = self.node.admission
         if transfer.code == "xfer-full":
             if not admission.admit_full_send():
@@ -196,24 +196,10 @@ class DeliveryApp:
     ) -> None:
         node = self.node
         admission = node.admission
-        if not admission.admit_stream():
-            await self._unavailable(send, "this node holds all the streams it can; retry later")
+        opening = open_stream(node, env, protocol, query_value(scope, "basis"))
+        if isinstance(opening, str):
+            await self._unavailable(send, opening)
             return
-        snapshot = env.snapshot
-        if protocol == "v1":
-            if not admission.admit_full_send():
-                await self._unavailable(send, "too many full payloads right now; retry later")
-                return
-            payload = snapshot.put_event()
-        else:
-            transfer = snapshot.transfer_for(_query(scope, "basis"))
-            if transfer.code == "xfer-full":
-                if not admission.admit_full_send():
-                    await self._unavailable(send, "too many full payloads right now; retry later")
-                    return
-            else:
-                admission.counts["delta_send" if transfer.changes else "none_send"] += 1
-            payload = snapshot.v2_stream_payload(transfer)
         channel = Channel(
             protocol,
             limit=node.config.channel_limit,
@@ -221,15 +207,14 @@ class DeliveryApp:
             now=node.clock(),
         )
         channel.task = asyncio.current_task()
-        # Registered before the first await: every change after `snapshot` reaches this stream.
+        # Registered before the first await: every change after the opening snapshot reaches
+        # this stream.
         env.broadcaster.channels.add(channel)
         admission.open_streams += 1
-        admission.counts[f"stream_{protocol}"] += 1
         watcher = asyncio.create_task(_watch_disconnect(receive, channel))
-        hint = sse.retry_hint(int(node.config.retry_hint_ms * (1.0 + node.rng())))
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _sse_headers(env)})
-            await send({"type": "http.response.body", "body": hint + payload, "more_body": True})
+            await send({"type": "http.response.start", "status": 200, "headers": sse_headers(env)})
+            await send({"type": "http.response.body", "body": b"".join(opening), "more_body": True})
             channel.last_sent = node.clock()
             while (data := await channel.next()) is not None:
                 await send({"type": "http.response.body", "body": data, "more_body": True})
@@ -247,6 +232,32 @@ class DeliveryApp:
             watcher.cancel()
             if channel.evicted:
                 admission.counts["evicted"] += 1
+
+
+def open_stream(
+    node: DeliveryNode, env: Environment, protocol: Protocol, basis: str | None
+) -> tuple[bytes, bytes] | str:
+    """Admission for a new stream: its opening bytes (the `retry:` hint, and the `put` or the
+    FDv2 transfer for `basis`: a snapshot's shared bytes, never copied per stream), or why it was
+    shed (the message of a 503). Counts either way."""
+    admission = node.admission
+    if not admission.admit_stream():
+        return "this node holds all the streams it can; retry later"
+    snapshot = env.snapshot
+    if protocol == "v1":
+        if not admission.admit_full_send():
+            return "too many full payloads right now; retry later"
+        payload = snapshot.put_event()
+    else:
+        transfer = snapshot.transfer_for(basis)
+        if transfer.code == "xfer-full":
+            if not admission.admit_full_send():
+                return "too many full payloads right now; retry later"
+        else:
+            admission.counts["delta_send" if transfer.changes else "none_send"] += 1
+        payload = snapshot.v2_stream_payload(transfer)
+    admission.counts[f"stream_{protocol}"] += 1
+    return sse.retry_hint(int(node.config.retry_hint_ms * (1.0 + node.rng()))), payload
 
 
 async def _watch_disconnect(receive: Receive, channel: Channel) -> None:
@@ -267,7 +278,7 @@ def _header(scope: Scope, name: bytes) -> bytes:
     return b""
 
 
-def _query(scope: Scope, name: str) -> str | None:
+def query_value(scope: Mapping[str, Any], name: str) -> str | None:
     raw: bytes = scope.get("query_string", b"")
     if not raw:
         return None
@@ -297,7 +308,7 @@ def _item_headers(env: Environment, snapshot: Snapshot) -> Headers:
     ]
 
 
-def _sse_headers(env: Environment) -> Headers:
+def sse_headers(env: Environment) -> Headers:
     return [
         (b"content-type", b"text/event-stream; charset=utf-8"),
         (b"cache-control", b"no-cache"),

@@ -1,7 +1,8 @@
-"""Fan-out of stream events: one `Channel` per open stream (a small bounded queue of encoded
-bytes) and one `Broadcaster` per environment handing every channel the same bytes object.
+"""Fan-out of stream events: one `Broadcaster` per environment handing every open stream the same
+bytes object. A stream is either a `Channel` (a small bounded queue drained by an ASGI handler) or
+a `DirectStream` (writes straight to its connection's transport: no task, no queue).
 
-A channel that cannot keep up is evicted rather than buffered: memory per stream stays bounded
+A stream that cannot keep up is evicted rather than buffered: memory per stream stays bounded
 and one slow client never delays the others. Runs on the event loop only (no locks).
 """
 
@@ -9,9 +10,39 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable, Sized
 from typing import Literal
+from typing import Protocol as Interface
 
 Protocol = Literal["v1", "v2"]
+
+
+class Stream(Interface):
+    """What the broadcaster and the node's housekeeping need from an open stream."""
+
+    @property
+    def protocol(self) -> Protocol: ...
+    @property
+    def closing(self) -> str | None: ...
+    @property
+    def deadline(self) -> float: ...
+    @property
+    def last_sent(self) -> float: ...
+    @property
+    def pending(self) -> Sized: ...
+
+    def offer(self, data: bytes) -> bool: ...
+    def close(self, reason: str, final: bytes = b"") -> None: ...
+    def evict(self) -> None: ...
+
+
+class Transport(Interface):
+    """The part of an asyncio write transport a `DirectStream` uses."""
+
+    def write(self, data: bytes) -> None: ...
+    def get_write_buffer_size(self) -> int: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
 
 
 class Channel:
@@ -92,13 +123,98 @@ class Channel:
             self.waiter.set_result(None)
 
 
+class DirectStream(asyncio.Protocol):
+    """A stream that is its connection's protocol: the HTTP layer hands the transport over once
+    the response head is written. Events are written as HTTP/1.1 chunks the moment they are
+    offered; the disconnect arrives as `connection_lost`. No task, queue or buffer of its own:
+    about the size of the transport itself."""
+
+    __slots__ = (
+        "broadcaster",
+        "clock",
+        "closing",
+        "deadline",
+        "ended",
+        "evicted",
+        "last_sent",
+        "limit",
+        "protocol",
+        "transport",
+    )
+
+    pending: tuple[()] = ()
+    """Nothing ever waits here: an offered event is in the transport already."""
+
+    def __init__(
+        self,
+        protocol: Protocol,
+        transport: Transport,
+        broadcaster: Broadcaster,
+        *,
+        limit: int,
+        deadline: float,
+        clock: Callable[[], float],
+        ended: Callable[[DirectStream], None],
+    ) -> None:
+        self.protocol: Protocol = protocol
+        self.transport = transport
+        self.broadcaster = broadcaster
+        self.limit = limit
+        """Unsent bytes the transport may hold when an event is offered before the stream counts
+        as too slow (the kernel's socket buffer is full by then)."""
+        self.deadline = deadline
+        self.clock = clock
+        self.ended = ended
+        """Called once when the connection is gone (shared by every stream: no closure each)."""
+        self.closing: str | None = None
+        self.evicted = False
+        self.last_sent = clock()
+
+    def offer(self, data: bytes) -> bool:
+        if self.closing is not None:
+            return True
+        if self.transport.get_write_buffer_size() > self.limit:
+            return False
+        self.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        self.last_sent = self.clock()
+        return True
+
+    def close(self, reason: str, final: bytes = b"") -> None:
+        if self.closing is not None:
+            return
+        self.closing = reason
+        ending = b"0\r\n\r\n"
+        if final:
+            ending = b"%x\r\n%b\r\n" % (len(final), final) + ending
+        self.transport.write(ending)
+        self.transport.close()
+
+    def evict(self) -> None:
+        if self.evicted:
+            return
+        self.evicted = True
+        self.closing = "slow"
+        self.transport.abort()
+
+    # asyncio.Protocol -----------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        """SDKs send nothing on a stream; anything else (a pipelined request) is not served."""
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.closing is None:
+            self.closing = "disconnected"
+        self.broadcaster.channels.discard(self)
+        self.ended(self)
+
+
 class Broadcaster:
     """The open streams of one environment."""
 
     __slots__ = ("channels",)
 
     def __init__(self) -> None:
-        self.channels: set[Channel] = set()
+        self.channels: set[Stream] = set()
 
     def publish(self, v1_event: bytes, v2_event: bytes) -> int:
         """Hand one change to every stream; returns how many slow streams were evicted."""
