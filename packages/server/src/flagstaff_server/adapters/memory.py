@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from flagstaff_server.adapters.millis import truncate
 from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
 from flagstaff_server.services.ports import (
+    AccountRecord,
     AuditEntry,
     Change,
     ChangeKind,
@@ -23,6 +24,7 @@ from flagstaff_server.services.ports import (
     JsonObject,
     ProjectRecord,
     SegmentRecord,
+    SessionRecord,
     Store,
     TokenRecord,
 )
@@ -60,6 +62,8 @@ class _State:
     tokens: dict[str, TokenRecord] = field(default_factory=dict)
     audit: dict[str, AuditEntry] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+    accounts: dict[str, AccountRecord] = field(default_factory=dict)
+    sessions: dict[str, SessionRecord] = field(default_factory=dict)
 
 
 class _Journal:
@@ -381,6 +385,67 @@ class _Changes:
         return len(self._state.changes)
 
 
+class _Accounts:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, account_id: str) -> AccountRecord | None:
+        return copy.deepcopy(self._state.accounts.get(account_id))
+
+    def find_by_email(self, email: str) -> AccountRecord | None:
+        for account in self._state.accounts.values():
+            if account.email == email:
+                return copy.deepcopy(account)
+        return None
+
+    def list(self) -> list[AccountRecord]:
+        return copy.deepcopy(sorted(self._state.accounts.values(), key=lambda a: a.email))
+
+    def add(self, record: AccountRecord) -> None:
+        if record.id in self._state.accounts:
+            raise AlreadyExists(f"account {record.id!r} already exists")
+        if any(a.email == record.email for a in self._state.accounts.values()):
+            raise AlreadyExists(f"an account for {record.email!r} already exists")
+        self._journal.put(self._state.accounts, record.id, _stored(record))
+
+    def replace(self, record: AccountRecord) -> None:
+        if record.id not in self._state.accounts:
+            raise NotFound(f"account {record.id!r} not found")
+        self._journal.put(self._state.accounts, record.id, _stored(record))
+
+    def delete(self, account_id: str) -> None:
+        if account_id not in self._state.accounts:
+            raise NotFound(f"account {account_id!r} not found")
+        self._journal.remove(self._state.accounts, account_id)
+
+
+class _Sessions:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, id_hash: str) -> SessionRecord | None:
+        return copy.deepcopy(self._state.sessions.get(id_hash))
+
+    def add(self, record: SessionRecord) -> None:
+        if record.id_hash in self._state.sessions:
+            raise AlreadyExists("session already exists")
+        self._journal.put(self._state.sessions, record.id_hash, _stored(record))
+
+    def delete(self, id_hash: str) -> None:
+        if id_hash in self._state.sessions:
+            self._journal.remove(self._state.sessions, id_hash)
+
+    def delete_subject(self, subject: str) -> None:
+        for id_hash, session in list(self._state.sessions.items()):
+            if session.subject == subject:
+                self._journal.remove(self._state.sessions, id_hash)
+
+    def delete_expired(self, now: datetime) -> None:
+        for id_hash, session in list(self._state.sessions.items()):
+            if session.expires <= now:
+                self._journal.remove(self._state.sessions, id_hash)
+
+
 class InMemoryUnitOfWork:
     def __init__(self, state: _State, journal: _Journal) -> None:
         self.projects = _Projects(state, journal)
@@ -390,6 +455,8 @@ class InMemoryUnitOfWork:
         self.tokens = _Tokens(state, journal)
         self.audit = _Audit(state, journal)
         self.changes = _Changes(state, journal)
+        self.accounts = _Accounts(state, journal)
+        self.sessions = _Sessions(state, journal)
 
 
 class InMemoryStore:

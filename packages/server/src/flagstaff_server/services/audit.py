@@ -45,6 +45,9 @@ TITLE_VERBS: Mapping[str, str] = {
     "createSegment": "created the segment",
     "updateSegment": "updated the segment",
     "deleteSegment": "deleted the segment",
+    "createAccount": "created the account",
+    "updateAccount": "updated the account",
+    "deleteAccount": "deleted the account",
 }
 
 
@@ -76,6 +79,8 @@ def name_of(entry: AuditEntry) -> str:
 
 def token_names(uow: UnitOfWork) -> dict[str, str]:
     names = {record.id: record.name for record in uow.tokens.list()}
+    # web UI accounts act as `account:<id>` (services.accounts.subject_of)
+    names.update({f"account:{record.id}": record.email for record in uow.accounts.list()})
     names[ADMIN_TOKEN_ID] = ADMIN_TOKEN_NAME
     names[SYSTEM.token_id] = SYSTEM.name
     return names

@@ -96,6 +96,34 @@ class TokenRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AccountRecord:
+    """A local (web UI) user account. Holds the same roles as access tokens."""
+
+    id: str
+    email: str
+    """Lowercase; unique."""
+    role: Role
+    password_hash: str
+    """A self-describing slow hash with its salt (`scrypt$n$r$p$salt$hash`), never the password."""
+    created: datetime
+    doc: JsonObject
+    """Extra fields (display name, who created it, ...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRecord:
+    """A signed-in browser session. The cookie holds a random id; only its hash is stored."""
+
+    id_hash: str
+    subject: str
+    """Who is signed in: `account:<id>`, or `token:<id>` for a sign-in with an access token."""
+    csrf_token: str
+    """Sent back by the browser in a header on every write: a cross-site page cannot read it."""
+    created: datetime
+    expires: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AuditEntry:
     id: str
     at: datetime
@@ -221,6 +249,35 @@ class TokenRepository(Protocol):
     def replace(self, record: TokenRecord) -> None: ...
 
 
+class AccountRepository(Protocol):
+    def get(self, account_id: str) -> AccountRecord | None: ...
+    def find_by_email(self, email: str) -> AccountRecord | None: ...
+    def list(self) -> list[AccountRecord]:
+        """All accounts, ordered by email."""
+        ...
+
+    def add(self, record: AccountRecord) -> None:
+        """Raises `AlreadyExists` for a taken id or email."""
+        ...
+
+    def replace(self, record: AccountRecord) -> None: ...
+    def delete(self, account_id: str) -> None: ...
+
+
+class SessionRepository(Protocol):
+    def get(self, id_hash: str) -> SessionRecord | None: ...
+    def add(self, record: SessionRecord) -> None: ...
+    def delete(self, id_hash: str) -> None:
+        """Remove the session; a missing one is no error (signing out twice is harmless)."""
+        ...
+
+    def delete_subject(self, subject: str) -> None:
+        """Remove every session of `subject` (its account was deleted or its role changed)."""
+        ...
+
+    def delete_expired(self, now: datetime) -> None: ...
+
+
 class AuditRepository(Protocol):
     def append(self, entry: AuditEntry) -> None: ...
     def get(self, entry_id: str) -> AuditEntry | None: ...
@@ -279,6 +336,10 @@ class UnitOfWork(Protocol):
     def audit(self) -> AuditRepository: ...
     @property
     def changes(self) -> ChangeRepository: ...
+    @property
+    def accounts(self) -> AccountRepository: ...
+    @property
+    def sessions(self) -> SessionRepository: ...
 
 
 class Store(Protocol):
@@ -311,6 +372,8 @@ class ChangeFeed(Protocol):
 
 
 __all__ = [
+    "AccountRecord",
+    "AccountRepository",
     "AuditEntry",
     "AuditRepository",
     "Change",
@@ -331,6 +394,8 @@ __all__ = [
     "Role",
     "SegmentRecord",
     "SegmentRepository",
+    "SessionRecord",
+    "SessionRepository",
     "Store",
     "TokenRecord",
     "TokenRepository",

@@ -154,3 +154,28 @@ change_counter = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("seq", BigInteger, nullable=False),
 )
+
+# Local accounts of the web UI and their browser sessions (migration 0003).
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("email", Text, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("password_hash", Text, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    UniqueConstraint("email", name="uq_accounts_email"),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id_hash", Text, primary_key=True),
+    Column("subject", Text, nullable=False),
+    Column("csrf_token", Text, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("expires_ms", BigInteger, nullable=False),
+    Index("ix_sessions_subject", "subject"),
+    Index("ix_sessions_expires", "expires_ms"),
+)

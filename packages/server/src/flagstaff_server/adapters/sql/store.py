@@ -13,6 +13,7 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from flagstaff_server.adapters.sql.account_repository import SqlAccounts, SqlSessions
 from flagstaff_server.adapters.sql.engine import WRITE_OPTION, create_store_engine
 from flagstaff_server.adapters.sql.migration import upgrade
 from flagstaff_server.adapters.sql.repository import (
@@ -43,6 +44,8 @@ class SqlUnitOfWork:
         self.tokens = SqlTokens(tx)
         self.audit = SqlAudit(tx)
         self.changes = SqlChanges(tx)
+        self.accounts = SqlAccounts(tx)
+        self.sessions = SqlSessions(tx)
 
 
 class SqlStore:

@@ -1,7 +1,8 @@
 """FastAPI dependencies every management endpoint uses: the control plane and the caller.
 
-`require(role)` authenticates the `Authorization` header and checks role and scope against the
-route's `projectKey`/`environmentKey` path parameters; the rules live in `services.access`.
+`require(role)` authenticates the `Authorization` header (or, without one, the web UI's session
+cookie plus its CSRF header on writes) and checks role and scope against the route's
+`projectKey`/`environmentKey` path parameters; the rules live in `services.access`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 from fastapi.security import APIKeyHeader
 
+from flagstaff_server.services import sessions
 from flagstaff_server.services.access import Actor, authenticate, authorize
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Role
@@ -28,6 +30,9 @@ ACCESS_TOKEN = APIKeyHeader(
 # The path parameters `require` reads scope from; routes name their keys with these.
 PROJECT_PARAM = "projectKey"
 ENVIRONMENT_PARAM = "environmentKey"
+# The web UI's session: an HttpOnly cookie, and the CSRF token the page sends on writes.
+SESSION_COOKIE = "flagstaff_session"
+CSRF_HEADER = "X-CSRF-Token"
 ProjectKey = Annotated[str, Path(alias=PROJECT_PARAM, description="The project key")]
 EnvironmentKey = Annotated[str, Path(alias=ENVIRONMENT_PARAM, description="The environment key")]
 
@@ -58,8 +63,7 @@ def require(
         plane: Plane,
         authorization: Annotated[str | None, Depends(ACCESS_TOKEN)],
     ) -> Actor:
-        with plane.read() as uow:
-            actor = authenticate(uow, authorization, admin_token=plane.admin_token)
+        actor = caller(request, plane, authorization)
         params = request.path_params
         authorize(
             actor,
@@ -70,6 +74,22 @@ def require(
         return actor
 
     return dependency
+
+
+def caller(request: Request, plane: ControlPlane, authorization: str | None) -> Actor:
+    """The actor behind the `Authorization` header, else behind the session cookie."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    with plane.read() as uow:
+        if authorization is None and cookie:
+            actor, _ = sessions.session_actor(
+                plane,
+                uow,
+                cookie,
+                method=request.method,
+                csrf_header=request.headers.get(CSRF_HEADER),
+            )
+            return actor
+        return authenticate(uow, authorization, admin_token=plane.admin_token)
 
 
 Reader = Annotated[Actor, Depends(require("reader"))]

@@ -1,0 +1,137 @@
+"""Browser sessions: signing in (with an email and password, or with an access token), finding
+the caller behind a session cookie, the CSRF check on writes, and signing out.
+
+The cookie holds 256 random bits; only their SHA-256 is stored (like access tokens, nothing to
+guess). Each session also has a CSRF token the page sends in a header on every write: a
+cross-site page can make the browser send the cookie, but it cannot read the token. It knows
+nothing of HTTP; `flagstaff_server.http.api.access` and `http.api.sessions` do the headers.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from flagstaff_server.errors import Forbidden, Unauthorized
+from flagstaff_server.services.access import (
+    ADMIN_TOKEN_ID,
+    Actor,
+    authenticate,
+    hash_secret,
+)
+from flagstaff_server.services.accounts import ACCOUNT_ACTOR_PREFIX, actor_of
+from flagstaff_server.services.password import decoy_hash, verify_password
+from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.services.ports import SessionRecord, UnitOfWork
+
+# A session ends this long after sign-in, whatever happens in between.
+SESSION_LIFETIME = timedelta(hours=12)
+TOKEN_SUBJECT_PREFIX = "token:"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SignedIn:
+    """A new session: `cookie` goes to the browser (once), `csrf_token` to the page."""
+
+    cookie: str
+    csrf_token: str
+    actor: Actor
+    lifetime: timedelta
+
+
+def start_session(plane: ControlPlane, subject: str, actor: Actor) -> SignedIn:
+    cookie = secrets.token_urlsafe(32)
+    csrf_token = secrets.token_urlsafe(24)
+    now = plane.clock()
+    with plane.store.unit_of_work() as uow:
+        uow.sessions.delete_expired(now)
+        uow.sessions.add(
+            SessionRecord(
+                id_hash=hash_secret(cookie),
+                subject=subject,
+                csrf_token=csrf_token,
+                created=now,
+                expires=now + SESSION_LIFETIME,
+            )
+        )
+    return SignedIn(cookie=cookie, csrf_token=csrf_token, actor=actor, lifetime=SESSION_LIFETIME)
+
+
+def sign_in_with_password(plane: ControlPlane, email: str, password: str) -> SignedIn:
+    """A session for the account; `Unauthorized` (without saying which part was wrong) when the
+    email is unknown or the password does not match."""
+    with plane.read() as uow:
+        record = uow.accounts.find_by_email(email.strip().lower())
+    if record is None:
+        verify_password(password, decoy_hash())
+        raise Unauthorized("wrong email or password")
+    if not verify_password(password, record.password_hash):
+        raise Unauthorized("wrong email or password")
+    return start_session(plane, f"{ACCOUNT_ACTOR_PREFIX}{record.id}", actor_of(record))
+
+
+def sign_in_with_token(plane: ControlPlane, token: str) -> SignedIn:
+    """A session acting as the access token (same role and scope) for as long as it is valid."""
+    with plane.read() as uow:
+        actor = authenticate(uow, token, admin_token=plane.admin_token)
+    return start_session(plane, f"{TOKEN_SUBJECT_PREFIX}{actor.token_id}", actor)
+
+
+def subject_actor(uow: UnitOfWork, subject: str, *, admin_token: str | None) -> Actor:
+    """The caller a session stands for, read afresh so a revoked token, a deleted account or a
+    changed role takes effect on the next request."""
+    if subject.startswith(ACCOUNT_ACTOR_PREFIX):
+        account = uow.accounts.get(subject.removeprefix(ACCOUNT_ACTOR_PREFIX))
+        if account is not None:
+            return actor_of(account)
+    elif subject.startswith(TOKEN_SUBJECT_PREFIX):
+        token_id = subject.removeprefix(TOKEN_SUBJECT_PREFIX)
+        if token_id == ADMIN_TOKEN_ID and admin_token is not None:
+            return authenticate(uow, admin_token, admin_token=admin_token)
+        token = uow.tokens.get(token_id)
+        if token is not None and token.revoked is None:
+            return Actor(
+                token_id=token.id,
+                name=token.name,
+                role=token.role,
+                project=token.project,
+                environment=token.environment,
+            )
+    raise Unauthorized("the session has ended; sign in again")
+
+
+def find_session(plane: ControlPlane, uow: UnitOfWork, cookie: str) -> SessionRecord:
+    session = uow.sessions.get(hash_secret(cookie))
+    if session is None or session.expires <= plane.clock():
+        raise Unauthorized("the session has ended; sign in again")
+    return session
+
+
+def session_actor(
+    plane: ControlPlane,
+    uow: UnitOfWork,
+    cookie: str,
+    *,
+    method: str,
+    csrf_header: str | None,
+) -> tuple[Actor, SessionRecord]:
+    """The caller behind a session cookie. A request that may change something (any method but
+    GET, HEAD, OPTIONS) must carry the session's CSRF token, else `Forbidden`."""
+    session = find_session(plane, uow, cookie)
+    actor = subject_actor(uow, session.subject, admin_token=plane.admin_token)
+    if method.upper() not in SAFE_METHODS and not (
+        csrf_header is not None
+        and hmac.compare_digest(csrf_header.encode(), session.csrf_token.encode())
+    ):
+        raise Forbidden(
+            "a write with a session cookie needs the session's CSRF token in X-CSRF-Token"
+        )
+    return actor, session
+
+
+def sign_out(plane: ControlPlane, cookie: str) -> None:
+    with plane.store.unit_of_work() as uow:
+        uow.sessions.delete(hash_secret(cookie))

@@ -1,0 +1,79 @@
+// Evaluation counts per variation over time as an inline SVG line chart, from the ingestion
+// insights API; "no data" when that API is absent or has nothing yet. A table carries the same
+// numbers for screen readers and keyboard users.
+import { get, enc } from './api.js';
+import { h, clear, select, field } from './dom.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
+
+function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+
+export function variationName(flag, name) {
+  if (name === 'none') return 'default (error)';
+  const v = flag.variations[Number(name)];
+  return v ? (v.name || JSON.stringify(v.value)) : `variation ${name}`;
+}
+
+export function lineChart(series, names, { width = 860, height = 220 } = {}) {
+  const hours = series.map((p) => p.hour).sort((a, b) => a - b);
+  const keys = [...new Set(series.flatMap((p) => Object.keys(p.variations)))].sort();
+  const max = Math.max(1, ...series.flatMap((p) => Object.values(p.variations)));
+  const pad = { l: 48, r: 12, t: 12, b: 28 };
+  const x0 = hours[0];
+  const x1 = hours.length > 1 ? hours[hours.length - 1] : x0 + 3600000;
+  const x = (t) => pad.l + ((t - x0) / (x1 - x0 || 1)) * (width - pad.l - pad.r);
+  const y = (v) => height - pad.b - (v / max) * (height - pad.t - pad.b);
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', class: 'chart', 'aria-label': 'Evaluations per hour by variation' });
+  chart.append(svg('line', { x1: pad.l, y1: y(0), x2: width - pad.r, y2: y(0), class: 'axis' }));
+  chart.append(svg('text', { x: 4, y: y(max) + 4, class: 'tick' }, String(max)));
+  chart.append(svg('text', { x: 4, y: y(0), class: 'tick' }, '0'));
+  chart.append(svg('text', { x: pad.l, y: height - 6, class: 'tick' }, new Date(x0).toLocaleString()));
+  chart.append(svg('text', { x: width - pad.r, y: height - 6, class: 'tick', 'text-anchor': 'end' }, new Date(x1).toLocaleString()));
+  const byHour = new Map(series.map((p) => [p.hour, p.variations]));
+  keys.forEach((key, i) => {
+    const points = hours.map((t) => `${x(t).toFixed(1)},${y((byHour.get(t) || {})[key] || 0).toFixed(1)}`);
+    const color = COLORS[i % COLORS.length];
+    chart.append(svg('polyline', { points: points.join(' '), fill: 'none', stroke: color, 'stroke-width': 2 }));
+    for (const t of hours) chart.append(svg('circle', { cx: x(t), cy: y((byHour.get(t) || {})[key] || 0), r: 2.5, fill: color }));
+  });
+  const legend = h('ul', { class: 'legend' }, keys.map((key, i) => h('li', {},
+    h('span', { class: 'swatch', style: null, dataset: { color: String(i % COLORS.length) } }), names(key))));
+  return { chart, legend, keys };
+}
+
+export async function evaluationChart(host, project, env, flag) {
+  const range = select([['24', 'Last 24 hours'], ['168', 'Last 7 days'], ['720', 'Last 30 days']], '24');
+  const body = h('div');
+  async function draw() {
+    const to = Date.now();
+    const from = to - Number(range.value) * 3600000;
+    let answer;
+    try {
+      answer = await get(`/api/v2/insights/${enc(project)}/${enc(env)}/flags/${enc(flag.key)}/evaluations?from=${from}&to=${to}`);
+    } catch {
+      clear(body, h('p', { class: 'muted' }, 'no data (evaluation insights are not available on this server)'));
+      return;
+    }
+    if (!answer.total) {
+      clear(body, h('p', { class: 'muted' }, `no data: no evaluations of ${flag.key} in ${env} reported in this period`));
+      return;
+    }
+    const names = (k) => variationName(flag, k);
+    const { chart, legend, keys } = lineChart(answer.series, names);
+    const table = h('table', { class: 'list compact' },
+      h('caption', {}, `${answer.total} evaluations`),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Hour'), keys.map((k) => h('th', { scope: 'col' }, names(k))))),
+      h('tbody', {}, [...answer.series].sort((a, b) => a.hour - b.hour).map((p) => h('tr', {},
+        h('th', { scope: 'row' }, new Date(p.hour).toLocaleString()), keys.map((k) => h('td', {}, String(p.variations[k] || 0)))))));
+    clear(body, chart, legend, h('details', {}, h('summary', {}, 'Numbers'), table));
+  }
+  range.addEventListener('change', draw);
+  clear(host, field('Period', range), body);
+  await draw();
+}

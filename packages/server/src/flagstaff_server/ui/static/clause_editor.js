@@ -1,0 +1,75 @@
+// Editing rule clauses (every operator, segment clauses, negation) as plain draft objects,
+// shared by the flag targeting editor and the segment editor.
+import { h, field, select, button } from './dom.js';
+
+export const OPERATORS = [
+  ['in', 'is one of'], ['startsWith', 'starts with'], ['endsWith', 'ends with'],
+  ['contains', 'contains'], ['matches', 'matches regex'],
+  ['lessThan', '<'], ['lessThanOrEqual', '≤'], ['greaterThan', '>'], ['greaterThanOrEqual', '≥'],
+  ['before', 'is before (date)'], ['after', 'is after (date)'],
+  ['semVerEqual', 'SemVer ='], ['semVerLessThan', 'SemVer <'], ['semVerGreaterThan', 'SemVer >'],
+  ['segmentMatch', 'is in segment'],
+];
+const NUMERIC = new Set(['lessThan', 'lessThanOrEqual', 'greaterThan', 'greaterThanOrEqual']);
+const DATES = new Set(['before', 'after']);
+
+export function clauseDraft(clause) {
+  return {
+    contextKind: clause.contextKind || 'user',
+    attribute: clause.attribute || '',
+    op: clause.op || 'in',
+    negate: Boolean(clause.negate),
+    values: (clause.values || []).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join('\n'),
+  };
+}
+
+export function newClause() {
+  return { contextKind: 'user', attribute: 'key', op: 'in', negate: false, values: '' };
+}
+
+function typed(op, text) {
+  if (NUMERIC.has(op) || (DATES.has(op) && /^-?\d+(\.\d+)?$/.test(text))) {
+    const n = Number(text);
+    return Number.isNaN(n) ? text : n;
+  }
+  return text;
+}
+
+// The clause as the API takes it; values are one per line.
+export function clauseBody(draft) {
+  const values = draft.values.split('\n').map((v) => v.trim()).filter((v) => v !== '').map((v) => typed(draft.op, v));
+  const body = { contextKind: draft.contextKind || 'user', attribute: draft.attribute, op: draft.op, negate: draft.negate, values };
+  if (draft.op === 'segmentMatch') { body.attribute = 'segmentMatch'; delete body.contextKind; }
+  return body;
+}
+
+// One clause row; `path` is the field name prefix for error placement (…/clauses/i).
+export function clauseRow(draft, { path, onRemove, segments = [], label }) {
+  const kind = h('input', { value: draft.contextKind, size: 6, autocomplete: 'off' });
+  const attribute = h('input', { value: draft.attribute, size: 10, autocomplete: 'off' });
+  const op = select(OPERATORS, draft.op);
+  const negate = h('input', { type: 'checkbox', checked: draft.negate });
+  const values = h('textarea', { rows: 2, value: draft.values, placeholder: 'one value per line' });
+  const segmentList = h('datalist', { id: `${path.replace(/\W/g, '-')}-segments` }, segments.map((s) => h('option', { value: s.key }, s.name)));
+  values.setAttribute('list', segmentList.id);
+  const sync = () => {
+    Object.assign(draft, { contextKind: kind.value.trim(), attribute: attribute.value.trim(), op: op.value, negate: negate.checked, values: values.value });
+    const isSegment = op.value === 'segmentMatch';
+    kind.closest('.field').hidden = isSegment;
+    attribute.closest('.field').hidden = isSegment;
+    values.placeholder = isSegment ? 'segment keys, one per line' : 'one value per line';
+  };
+  const row = h('fieldset', { class: 'clause' },
+    h('legend', { class: 'visually-hidden' }, label || 'Condition'),
+    field('Context kind', kind, { field: `${path}/contextKind` }),
+    field('Attribute', attribute, { field: `${path}/attribute` }),
+    h('div', { class: 'check' }, negate, h('label', { for: negate.id = `${path}-negate`.replace(/\W/g, '-') }, 'not')),
+    field('Operator', op, { field: `${path}/op` }),
+    field(draft.op === 'segmentMatch' ? 'Segments' : 'Values', values, { field: `${path}/values` }),
+    segmentList,
+    button('Remove condition', onRemove, { class: 'link danger' }));
+  for (const el of [kind, attribute, op, negate, values]) el.addEventListener('input', sync);
+  op.addEventListener('change', sync);
+  sync();
+  return row;
+}

@@ -1,0 +1,81 @@
+// Builds DOM nodes. Text always goes in as text nodes, never as HTML, so data cannot inject markup.
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on') && typeof value === 'function') {
+      el.addEventListener(name.slice(2).toLowerCase(), value);
+    } else if (name === 'dataset') {
+      Object.assign(el.dataset, value);
+    } else if (name === 'value' && 'value' in el) {
+      el.value = value;
+    } else if (name === 'checked' || name === 'selected' || name === 'disabled' || name === 'multiple') {
+      el[name] = Boolean(value);
+    } else {
+      el.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+let counter = 0;
+export function uid(prefix = 'f') {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+// A labelled form control: label + control (+ hint); `field` names it for error placement.
+export function field(label, control, { hint, field: name } = {}) {
+  if (!control.id) control.id = uid();
+  if (name) control.dataset.field = name;
+  const wrap = h('div', { class: 'field' }, h('label', { for: control.id }, label), control);
+  if (hint) {
+    const hintEl = h('small', { id: uid('hint'), class: 'hint' }, hint);
+    control.setAttribute('aria-describedby', hintEl.id);
+    wrap.append(hintEl);
+  }
+  return wrap;
+}
+
+export function select(options, value, attrs = {}) {
+  const el = h('select', attrs);
+  for (const option of options) {
+    const [v, label] = Array.isArray(option) ? option : [option, option];
+    el.append(h('option', { value: String(v), selected: String(v) === String(value) }, label));
+  }
+  return el;
+}
+
+export function button(label, onclick, attrs = {}) {
+  return h('button', { type: 'button', ...attrs, onclick }, label);
+}
+
+export function time(ms) {
+  if (ms === null || ms === undefined) return '—';
+  const d = new Date(ms);
+  return h('time', { datetime: d.toISOString(), title: d.toISOString() }, d.toLocaleString());
+}
+
+export function ago(ms) {
+  if (!ms) return 'never';
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 90) return `${s}s ago`;
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  if (s < 172800) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}

@@ -1,0 +1,138 @@
+// The flag list (search, tags, filters, status, last evaluated) and the create-flag form.
+import { get, post, enc, ApiError } from './api.js';
+import { h, clear, field, select, ago } from './dom.js';
+import { showFieldError, clearFieldErrors } from './form_error.js';
+
+const filters = { q: '', tag: '', state: 'all', type: 'all', status: 'all' };
+
+async function insightStatuses(project, env) {
+  try {
+    const answer = await get(`/api/v2/insights/${enc(project)}/${enc(env)}/flag-statuses`);
+    return new Map(answer.items.map((item) => [item.flagKey, item]));
+  } catch {
+    return null;
+  }
+}
+
+export async function render(ctx) {
+  const { app, main, base } = ctx;
+  const [answer, insights] = await Promise.all([
+    get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000`),
+    insightStatuses(app.project, app.env),
+  ]);
+  const archived = await get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000&archived=true`);
+  const flags = [...answer.items, ...archived.items];
+  const tags = [...new Set(flags.flatMap((f) => f.tags || []))].sort();
+
+  const search = h('input', { type: 'search', value: filters.q, placeholder: 'key, name or description' });
+  const tagSelect = select([['', 'Any tag'], ...tags.map((t) => [t, t])], filters.tag);
+  const statusSelect = select([['all', 'On or off'], ['on', 'On'], ['off', 'Off']], filters.status);
+  const stateSelect = select([['all', 'Live'], ['archived', 'Archived'], ['deprecated', 'Deprecated']], filters.state);
+  const typeSelect = select([['all', 'Any type'], ['temporary', 'Temporary'], ['permanent', 'Permanent']], filters.type);
+  const body = h('tbody');
+  const count = h('p', { class: 'muted', 'aria-live': 'polite' });
+
+  function draw() {
+    filters.q = search.value; filters.tag = tagSelect.value; filters.status = statusSelect.value;
+    filters.state = stateSelect.value; filters.type = typeSelect.value;
+    const q = filters.q.trim().toLowerCase();
+    const shown = flags.filter((flag) => {
+      const config = (flag.environments || {})[app.env] || {};
+      if (q && ![flag.key, flag.name, flag.description || ''].some((s) => s.toLowerCase().includes(q))) return false;
+      if (filters.tag && !(flag.tags || []).includes(filters.tag)) return false;
+      if (filters.status === 'on' && !config.on) return false;
+      if (filters.status === 'off' && config.on) return false;
+      if (filters.state === 'all' && flag.archived) return false;
+      if (filters.state === 'archived' && !flag.archived) return false;
+      if (filters.state === 'deprecated' && !flag.deprecated) return false;
+      if (filters.type === 'temporary' && !flag.temporary) return false;
+      if (filters.type === 'permanent' && flag.temporary) return false;
+      return true;
+    });
+    clear(body, shown.map((flag) => {
+      const config = (flag.environments || {})[app.env] || {};
+      const insight = insights && insights.get(flag.key);
+      const href = `${base()}/flags/${enc(flag.key)}`;
+      return h('tr', {},
+        h('td', {}, h('a', { href }, flag.name), h('div', { class: 'mono muted' }, flag.key)),
+        h('td', {}, h('span', { class: `pill ${config.on ? 'on' : 'off'}` }, config.on ? 'On' : 'Off')),
+        h('td', {}, (flag.tags || []).map((t) => h('span', { class: 'tag' }, t))),
+        h('td', {}, insights ? (insight ? h('span', { class: `pill status-${insight.status}` }, insight.status) : 'no data') : 'no data'),
+        h('td', {}, insights && insight && insight.lastEvaluated ? ago(insight.lastEvaluated) : 'no data'),
+        h('td', {}, flag.temporary ? 'temporary' : 'permanent'));
+    }));
+    count.textContent = `${shown.length} of ${flags.length} flags`;
+  }
+  for (const control of [search, tagSelect, statusSelect, stateSelect, typeSelect]) {
+    control.addEventListener('input', draw);
+  }
+  clear(main,
+    h('div', { class: 'titlebar' },
+      h('h1', {}, 'Flags'),
+      h('a', { class: 'button primary', href: `${base()}/new-flag` }, 'Create flag')),
+    h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
+      field('Search', search), field('Tag', tagSelect), field('Status', statusSelect),
+      field('State', stateSelect), field('Type', typeSelect)),
+    count,
+    h('table', { class: 'list' },
+      h('caption', { class: 'visually-hidden' }, `Flags in ${app.env}`),
+      h('thead', {}, h('tr', {}, ['Flag', `In ${app.env}`, 'Tags', 'Status', 'Last evaluated', 'Type'].map((c) => h('th', { scope: 'col' }, c)))),
+      body));
+  draw();
+}
+
+export async function create(ctx) {
+  const { app, main, base, go, notify } = ctx;
+  const key = h('input', { required: true, autocomplete: 'off', pattern: '[A-Za-z0-9._\\-]+' });
+  const name = h('input', { required: true, autocomplete: 'off' });
+  const description = h('textarea', { rows: 2 });
+  const tags = h('input', { autocomplete: 'off' });
+  const kind = select([['boolean', 'Boolean (true / false)'], ['string', 'Strings'], ['json', 'JSON values']], 'boolean');
+  const variations = h('textarea', { rows: 3, disabled: true, placeholder: 'one value per line' });
+  const temporary = h('input', { type: 'checkbox', checked: true });
+  kind.addEventListener('change', () => { variations.disabled = kind.value === 'boolean'; });
+  let keyTouched = false;
+  key.addEventListener('input', () => { keyTouched = true; });
+  name.addEventListener('input', () => {
+    if (!keyTouched) key.value = name.value.trim().toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  });
+  const form = h('form', { class: 'card narrow', novalidate: true },
+    field('Name', name, { field: '/name' }),
+    field('Key', key, { field: '/key', hint: 'Letters, digits, dots, dashes, underscores. Used in code; cannot change.' }),
+    field('Description', description, { field: '/description' }),
+    field('Tags', tags, { field: '/tags', hint: 'Comma separated' }),
+    field('Variations', kind),
+    field('Variation values', variations, { field: '/variations', hint: 'For strings or JSON: one value per line' }),
+    h('div', { class: 'check' }, temporary, h('label', { for: temporary.id = 'temporary' }, 'Temporary (remove it after launch)')),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary' }, 'Create flag'),
+      h('a', { href: `${base()}/flags`, class: 'button' }, 'Cancel')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearFieldErrors(form);
+    const body = {
+      key: key.value.trim(), name: name.value.trim(), description: description.value,
+      tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean), temporary: temporary.checked,
+    };
+    if (kind.value !== 'boolean') {
+      const lines = variations.value.split('\n').map((l) => l.trim()).filter(Boolean);
+      try {
+        body.variations = lines.map((line) => ({ value: kind.value === 'json' ? JSON.parse(line) : line }));
+      } catch (error) {
+        showFieldError(form, '/variations', `Not JSON: ${error.message}`);
+        return;
+      }
+    }
+    try {
+      await post(`/api/v2/flags/${enc(app.project)}`, body);
+      notify(`Created flag ${body.key}`, 'success');
+      go(`${base()}/flags/${enc(body.key)}`);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) showFieldError(form, '/key', error.message);
+      else if (error instanceof ApiError && !showFieldError(form, error.path, error.message)) notify(error.message, 'error');
+      else if (!(error instanceof ApiError)) notify(error.message, 'error');
+    }
+  });
+  clear(main, h('h1', {}, 'Create a flag'), form);
+  name.focus();
+}

@@ -1,0 +1,391 @@
+// One flag: kill switch, targeting editor for the current environment (prerequisites, individual
+// targets, rules, rollouts, default rule, off variation), comparison across environments, and
+// evaluation charts. Saving sends one semantic patch guarded by If-Match: <_version>; on a version
+// conflict the draft stays as typed and can be re-applied on top of the latest version.
+import { get, patchSemantic, enc, ApiError } from './api.js';
+import { h, clear, field, select, button, time } from './dom.js';
+import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.js';
+import { showFieldError, clearFieldErrors } from './form_error.js';
+import { evaluationChart } from './chart.js';
+
+const TOTAL = 100000;
+
+export function variationLabel(variation, index) {
+  const value = JSON.stringify(variation.value);
+  return variation.name ? `${variation.name} (${value})` : `${index}: ${value}`;
+}
+
+function serveDraft(holder, count) {
+  if (holder && holder.rollout) {
+    const weights = Array(count).fill(0);
+    for (const item of holder.rollout.variations || []) weights[item.variation] = item.weight / 1000;
+    return { kind: 'rollout', variation: 0, weights, bucketBy: holder.rollout.bucketBy || 'key', contextKind: holder.rollout.contextKind || 'user' };
+  }
+  return { kind: 'variation', variation: holder && typeof holder.variation === 'number' ? holder.variation : 0, weights: Array(count).fill(0), bucketBy: 'key', contextKind: 'user' };
+}
+
+export function draftOf(flag, env) {
+  const config = flag.environments[env];
+  const count = flag.variations.length;
+  const targets = (config.targets || []).map((t) => ({ contextKind: 'user', variation: t.variation, values: t.values.join('\n') }));
+  for (const t of config.contextTargets || []) {
+    if (t.contextKind !== 'user' || (t.values || []).length) {
+      if (t.contextKind !== 'user') targets.push({ contextKind: t.contextKind, variation: t.variation, values: t.values.join('\n') });
+    }
+  }
+  return {
+    prerequisites: (config.prerequisites || []).map((p) => ({ key: p.key, variation: p.variation })),
+    targets,
+    rules: (config.rules || []).map((r) => ({
+      description: r.description || '',
+      clauses: r.clauses.map(clauseDraft),
+      serve: serveDraft(r, count),
+    })),
+    fallthrough: serveDraft(config.fallthrough, count),
+    offVariation: typeof config.offVariation === 'number' ? config.offVariation : '',
+  };
+}
+
+function servedBody(serve, variations) {
+  if (serve.kind === 'variation') return { variationId: variations[serve.variation]._id };
+  const rolloutWeights = {};
+  serve.weights.forEach((pct, i) => { rolloutWeights[variations[i]._id] = Math.round(Number(pct || 0) * 1000); });
+  return { rolloutWeights, rolloutBucketBy: serve.bucketBy || 'key', rolloutContextKind: serve.contextKind || 'user' };
+}
+
+// Instructions for the sections whose draft differs from `original`, with a section name per
+// instruction index (problem paths `/instructions/<i>/...` map back to fields through it).
+export function instructionsFor(flag, draft, original, allFlags) {
+  const variations = flag.variations;
+  const same = (name) => JSON.stringify(draft[name]) === JSON.stringify(original[name]);
+  const out = [];
+  const sections = [];
+  if (!same('prerequisites')) {
+    out.push({ kind: 'replacePrerequisites', prerequisites: draft.prerequisites.map((p) => {
+      const other = allFlags.find((f) => f.key === p.key);
+      const id = other && other.variations[p.variation] ? other.variations[p.variation]._id : String(p.variation);
+      return { key: p.key, variationId: id };
+    }) });
+    sections.push('prerequisites');
+  }
+  if (!same('targets')) {
+    out.push({ kind: 'replaceTargets', targets: draft.targets.map((t) => ({
+      contextKind: t.contextKind || 'user',
+      variationId: variations[t.variation]._id,
+      values: t.values.split(/[\n,]/).map((v) => v.trim()).filter(Boolean),
+    })) });
+    sections.push('targets');
+  }
+  if (!same('rules')) {
+    out.push({ kind: 'replaceRules', rules: draft.rules.map((r) => ({
+      clauses: r.clauses.map(clauseBody),
+      ...(r.description ? { description: r.description } : {}),
+      ...servedBody(r.serve, variations),
+    })) });
+    sections.push('rules');
+  }
+  if (!same('fallthrough')) {
+    out.push({ kind: 'updateFallthroughVariationOrRollout', ...servedBody(draft.fallthrough, variations) });
+    sections.push('fallthrough');
+  }
+  if (!same('offVariation')) {
+    out.push(draft.offVariation === '' ? { kind: 'updateOffVariation' } : { kind: 'updateOffVariation', variationId: variations[draft.offVariation]._id });
+    sections.push('offVariation');
+  }
+  return { instructions: out, sections };
+}
+
+// `/instructions/2/rules/0/clauses/1/values` -> `rules/0/clauses/1/values`;
+// `/environments/production/rules/0/...` -> `rules/0/...`.
+export function fieldPath(path, sections) {
+  if (!path) return path;
+  let m = path.match(/^\/instructions\/(\d+)(\/.*)?$/);
+  if (m) {
+    const section = sections[Number(m[1])] || '';
+    let rest = m[2] || '';
+    if (rest.startsWith(`/${section}`)) rest = rest.slice(section.length + 1);
+    return `${section}${rest}`;
+  }
+  m = path.match(/^\/environments\/[^/]+\/(.*)$/);
+  if (m) return m[1].replace(/^contextTargets/, 'targets');
+  return path.replace(/^\//, '');
+}
+
+function serveEditor(serve, variations, path, label) {
+  const options = [...variations.map((v, i) => [String(i), variationLabel(v, i)]), ['rollout', 'a percentage rollout']];
+  const choice = select(options, serve.kind === 'rollout' ? 'rollout' : String(serve.variation));
+  const rollout = h('div', { class: 'rollout', tabindex: -1, dataset: { field: `${path}/rolloutWeights` } });
+  const sum = h('output', { class: 'muted' });
+  function drawRollout() {
+    rollout.hidden = choice.value !== 'rollout';
+    const inputs = variations.map((v, i) => {
+      const input = h('input', { type: 'number', min: 0, max: 100, step: 0.001, value: serve.weights[i] ?? 0, class: 'pct' });
+      input.addEventListener('input', () => { serve.weights[i] = Number(input.value || 0); total(); });
+      return field(`% ${variationLabel(v, i)}`, input, { field: `${path}/rolloutWeights/${v._id}` });
+    });
+    const bucket = h('input', { value: serve.bucketBy, size: 10, autocomplete: 'off' });
+    bucket.addEventListener('input', () => { serve.bucketBy = bucket.value.trim(); });
+    const kind = h('input', { value: serve.contextKind, size: 8, autocomplete: 'off' });
+    kind.addEventListener('input', () => { serve.contextKind = kind.value.trim(); });
+    clear(rollout, inputs,
+      field('Bucket by attribute', bucket, { field: `${path}/rolloutBucketBy` }),
+      field('Context kind', kind, { field: `${path}/rolloutContextKind` }),
+      sum);
+    total();
+  }
+  function total() {
+    const t = serve.weights.reduce((a, b) => a + Number(b || 0), 0);
+    sum.value = `Total ${Math.round(t * 1000) / 1000}%${Math.round(t * 1000) === TOTAL ? '' : ' — must be 100%'}`;
+  }
+  choice.addEventListener('change', () => {
+    if (choice.value === 'rollout') {
+      serve.kind = 'rollout';
+      if (!serve.weights.some(Number)) serve.weights = variations.map((_, i) => (i === 0 ? 100 : 0));
+    } else { serve.kind = 'variation'; serve.variation = Number(choice.value); }
+    drawRollout();
+  });
+  drawRollout();
+  return h('div', { class: 'serve' }, field(label, choice, { field: `${path}/variationId` }), rollout);
+}
+
+function section(title, ...children) {
+  const id = `sec-${title.toLowerCase().replace(/\W+/g, '-')}`;
+  return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), children);
+}
+
+function editor(state, ctx) {
+  const { flag, draft, allFlags, segments } = state;
+  const variations = flag.variations;
+  const variationOptions = variations.map((v, i) => [String(i), variationLabel(v, i)]);
+  const root = h('div', { class: 'targeting' });
+
+  function redraw() {
+    const focusedPath = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.field : null;
+    const prereqs = h('div', {}, draft.prerequisites.map((p, i) => {
+      const key = select([['', 'Choose a flag'], ...allFlags.filter((f) => f.key !== flag.key).map((f) => [f.key, f.name])], p.key);
+      const other = () => allFlags.find((f) => f.key === key.value);
+      const variation = select(other() ? other().variations.map((v, j) => [String(j), variationLabel(v, j)]) : [], String(p.variation));
+      key.addEventListener('change', () => { p.key = key.value; p.variation = 0; redraw(); });
+      variation.addEventListener('change', () => { p.variation = Number(variation.value); });
+      return h('div', { class: 'row' },
+        field(`Prerequisite ${i + 1}: flag`, key, { field: `prerequisites/${i}/key` }),
+        field('must serve', variation, { field: `prerequisites/${i}/variationId` }),
+        button('Remove prerequisite', () => { draft.prerequisites.splice(i, 1); redraw(); }, { class: 'link danger' }));
+    }), button('Add prerequisite', () => { draft.prerequisites.push({ key: '', variation: 0 }); redraw(); }));
+
+    const targets = h('div', {}, draft.targets.map((t, i) => {
+      const kind = h('input', { value: t.contextKind, size: 8, autocomplete: 'off' });
+      const variation = select(variationOptions, String(t.variation));
+      const values = h('textarea', { rows: 2, value: t.values, placeholder: 'keys, one per line' });
+      kind.addEventListener('input', () => { t.contextKind = kind.value.trim(); });
+      variation.addEventListener('change', () => { t.variation = Number(variation.value); });
+      values.addEventListener('input', () => { t.values = values.value; });
+      return h('div', { class: 'row' },
+        field('Serve', variation, { field: `targets/${i}/variationId` }),
+        field('to context kind', kind, { field: `targets/${i}/contextKind` }),
+        field('with keys', values, { field: `targets/${i}/values` }),
+        button('Remove targets', () => { draft.targets.splice(i, 1); redraw(); }, { class: 'link danger' }));
+    }), button('Add individual targets', () => { draft.targets.push({ contextKind: 'user', variation: 0, values: '' }); redraw(); }));
+
+    const rules = h('ol', { class: 'rules' }, draft.rules.map((rule, i) => {
+      const description = h('input', { value: rule.description, autocomplete: 'off' });
+      description.addEventListener('input', () => { rule.description = description.value; });
+      const move = (delta) => () => {
+        const j = i + delta;
+        if (j < 0 || j >= draft.rules.length) return;
+        [draft.rules[i], draft.rules[j]] = [draft.rules[j], draft.rules[i]];
+        redraw();
+      };
+      return h('li', { class: 'rule' },
+        h('fieldset', {},
+          h('legend', {}, `Rule ${i + 1}`),
+          field('Description', description, { field: `rules/${i}/description` }),
+          h('p', { class: 'muted' }, 'If all of these match:'),
+          rule.clauses.map((c, j) => clauseRow(c, {
+            path: `rules/${i}/clauses/${j}`, segments, label: `Rule ${i + 1}, condition ${j + 1}`,
+            onRemove: () => { rule.clauses.splice(j, 1); redraw(); },
+          })),
+          button('Add condition', () => { rule.clauses.push(newClause()); redraw(); }),
+          serveEditor(rule.serve, variations, `rules/${i}`, 'then serve'),
+          h('div', { class: 'actions' },
+            button('Move up', move(-1), { disabled: i === 0 }),
+            button('Move down', move(1), { disabled: i === draft.rules.length - 1 }),
+            button('Remove rule', () => { draft.rules.splice(i, 1); redraw(); }, { class: 'danger' }))));
+    }));
+    const addRule = button('Add rule', () => {
+      draft.rules.push({ description: '', clauses: [newClause()], serve: serveDraft(null, variations.length) });
+      redraw();
+    });
+    const off = select([['', 'no off variation (SDK default)'], ...variationOptions], String(draft.offVariation));
+    off.addEventListener('change', () => { draft.offVariation = off.value === '' ? '' : Number(off.value); });
+
+    clear(root,
+      section('Prerequisites', h('p', { class: 'muted' }, 'Serve the off variation unless these flags serve the given variation.'), prereqs),
+      section('Individual targets', targets),
+      section('Rules', rules, addRule),
+      section('Default rule', serveEditor(draft.fallthrough, variations, 'fallthrough', 'When no rule matches, serve')),
+      section('When the flag is off', field('Serve', off, { field: 'offVariation' })));
+    if (focusedPath) {
+      const again = root.querySelector(`[data-field="${CSS.escape(focusedPath)}"]`);
+      if (again) again.focus();
+    }
+  }
+  redraw();
+  return root;
+}
+
+function comparison(flag, envs, current) {
+  const rows = envs.filter((e) => flag.environments[e.key]).map((e) => {
+    const c = flag.environments[e.key];
+    const served = (holder) => (holder && holder.rollout ? 'rollout' : holder && typeof holder.variation === 'number' ? variationLabel(flag.variations[holder.variation], holder.variation) : '—');
+    const targeted = (c.targets || []).reduce((n, t) => n + t.values.length, 0) + (c.contextTargets || []).filter((t) => t.contextKind !== 'user').reduce((n, t) => n + t.values.length, 0);
+    return h('tr', { class: e.key === current ? 'current' : null },
+      h('th', { scope: 'row' }, e.name),
+      h('td', {}, h('span', { class: `pill ${c.on ? 'on' : 'off'}` }, c.on ? 'On' : 'Off')),
+      h('td', {}, String((c.prerequisites || []).length)),
+      h('td', {}, String(targeted)),
+      h('td', {}, String((c.rules || []).length)),
+      h('td', {}, served(c.fallthrough)),
+      h('td', {}, typeof c.offVariation === 'number' ? variationLabel(flag.variations[c.offVariation], c.offVariation) : '—'),
+      h('td', {}, String(c.version)));
+  });
+  return h('table', { class: 'list' },
+    h('caption', { class: 'visually-hidden' }, 'Targeting in every environment'),
+    h('thead', {}, h('tr', {}, ['Environment', 'State', 'Prerequisites', 'Targeted keys', 'Rules', 'Default rule', 'Off variation', 'Version'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, rows));
+}
+
+export async function render(ctx, rawKey) {
+  const { app, main, notify } = ctx;
+  const key = decodeURIComponent(rawKey);
+  const flagUrl = `/api/v2/flags/${enc(app.project)}/${enc(key)}`;
+  const [flag, list, segmentAnswer] = await Promise.all([
+    get(flagUrl),
+    get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000`),
+    get(`/api/v2/segments/${enc(app.project)}/${enc(app.env)}?limit=1000`).catch(() => ({ items: [] })),
+  ]);
+  if (!flag.environments[app.env]) {
+    clear(main, h('h1', {}, flag.name), h('p', {}, `This flag has no configuration in ${app.env}.`));
+    return;
+  }
+  const project = app.projects.find((p) => p.key === app.project);
+  const envs = project && project.environments ? project.environments.items : [];
+  const state = { flag, original: draftOf(flag, app.env), allFlags: list.items, segments: segmentAnswer.items };
+  state.draft = draftOf(flag, app.env);
+
+  const conflictBox = h('div', { class: 'conflict', role: 'alert', hidden: true });
+  const comment = h('input', { autocomplete: 'off', placeholder: 'why (shown in the audit log)' });
+  const editorHost = h('div');
+  const header = h('div');
+  const compareHost = h('div');
+
+  function drawHeader() {
+    const config = state.flag.environments[app.env];
+    const kill = h('button', {
+      type: 'button', class: `switch ${config.on ? 'on' : 'off'}`, role: 'switch',
+      'aria-checked': config.on ? 'true' : 'false', id: 'kill-switch',
+    }, h('span', { class: 'visually-hidden' }, `${state.flag.name} in ${app.env}: `), config.on ? 'On' : 'Off');
+    kill.addEventListener('click', () => toggle(!config.on));
+    clear(header,
+      h('div', { class: 'titlebar' },
+        h('div', {}, h('h1', {}, state.flag.name), h('p', { class: 'mono muted' }, state.flag.key,
+          ` · version ${state.flag._version} · ${state.flag.temporary ? 'temporary' : 'permanent'}`,
+          (state.flag.tags || []).map((t) => h('span', { class: 'tag' }, t)))),
+        h('div', { class: 'killbox' }, h('span', { id: 'kill-label' }, `Serving in ${app.env}`), kill)),
+      state.flag.description ? h('p', {}, state.flag.description) : null);
+    kill.setAttribute('aria-describedby', 'kill-label');
+  }
+
+  async function toggle(on) {
+    const config = state.flag.environments[app.env];
+    if (!on && !window.confirm(`Turn ${state.flag.key} off in ${app.env}? Everyone gets the off variation.`)) return;
+    try {
+      state.flag = await patchSemantic(flagUrl, {
+        environmentKey: app.env, comment: comment.value || (on ? 'turned on' : 'turned off (kill switch)'),
+        instructions: [{ kind: on ? 'turnFlagOn' : 'turnFlagOff' }],
+      }, state.flag._version);
+      notify(`${state.flag.key} is ${on ? 'on' : 'off'} in ${app.env}`, 'success');
+      redrawAll(false);
+      document.getElementById('kill-switch').focus();
+    } catch (error) {
+      if (error instanceof ApiError && error.isConflict) {
+        state.flag = await get(flagUrl);
+        notify(`The flag changed meanwhile (now version ${state.flag._version}); it is ${state.flag.environments[app.env].on ? 'on' : 'off'}. Try again if you still want that.`, 'error');
+        redrawAll(false);
+      } else notify(error.message, 'error');
+      void config;
+    }
+  }
+
+  function redrawAll(resetDraft) {
+    if (resetDraft) { state.original = draftOf(state.flag, app.env); state.draft = draftOf(state.flag, app.env); }
+    drawHeader();
+    clear(editorHost, editor(state, ctx));
+    clear(compareHost, comparison(state.flag, envs, app.env));
+  }
+
+  async function save(event) {
+    event.preventDefault();
+    clearFieldErrors(editorHost);
+    const { instructions, sections } = instructionsFor(state.flag, state.draft, state.original, state.allFlags);
+    if (!instructions.length) { notify('Nothing to save: the targeting is unchanged.'); return; }
+    try {
+      state.flag = await patchSemantic(flagUrl, { environmentKey: app.env, comment: comment.value, instructions }, state.flag._version);
+      conflictBox.hidden = true;
+      comment.value = '';
+      notify(`Saved. ${state.flag.key} is now at version ${state.flag._version}.`, 'success');
+      redrawAll(true);
+    } catch (error) {
+      if (error instanceof ApiError && error.isConflict) return showConflict();
+      if (error instanceof ApiError && error.status === 400) {
+        const where = fieldPath(error.path, sections);
+        if (!showFieldError(editorHost, where, error.message)) notify(`${error.message}${error.path ? ` (at ${error.path})` : ''}`, 'error');
+        else notify('Not saved: fix the highlighted field.', 'error');
+        return;
+      }
+      notify(error.message, 'error');
+    }
+  }
+
+  async function showConflict() {
+    const latest = await get(flagUrl);
+    clear(conflictBox,
+      h('h2', {}, 'Someone else changed this flag'),
+      h('p', {}, `You edited version ${state.flag._version}; it is now at version ${latest._version}. Your changes below are kept and have not been saved.`),
+      h('div', { class: 'actions' },
+        button('Reload and re-apply my changes', () => {
+          // the draft is the whole targeting you want; saving it against the latest version
+          // re-applies it (sections you did not touch keep the other person's changes)
+          state.flag = latest;
+          state.original = draftOf(latest, app.env);
+          conflictBox.hidden = true;
+          drawHeader();
+          clear(compareHost, comparison(state.flag, envs, app.env));
+          notify(`Loaded version ${latest._version}. Your changes are still in the form: review them and save.`);
+          document.getElementById('save-targeting').focus();
+        }, { class: 'primary', id: 'reapply' }),
+        button('Discard my changes', () => { state.flag = latest; conflictBox.hidden = true; redrawAll(true); })));
+    conflictBox.hidden = false;
+    conflictBox.scrollIntoView({ block: 'center' });
+    document.getElementById('reapply').focus();
+  }
+
+  const form = h('form', { novalidate: true, 'aria-label': `Targeting in ${app.env}` },
+    editorHost,
+    h('div', { class: 'savebar' },
+      field('Comment', comment),
+      h('button', { type: 'submit', class: 'primary', id: 'save-targeting' }, 'Save targeting'),
+      button('Discard changes', () => redrawAll(true))));
+  form.addEventListener('submit', save);
+
+  const chartHost = h('div');
+  clear(main,
+    header,
+    conflictBox,
+    h('section', { 'aria-labelledby': 'targeting-title' }, h('h2', { id: 'targeting-title', class: 'visually-hidden' }, `Targeting in ${app.env}`), form),
+    section('Compare environments', compareHost),
+    section('Evaluations', chartHost),
+    h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
+  redrawAll(false);
+  evaluationChart(chartHost, app.project, app.env, flag);
+}

@@ -1,0 +1,200 @@
+// Smaller pages: sign-in, accounts, environment keys, audit log with diffs, the evaluation
+// debugger and the SDK fleet.
+import { get, post, del, enc, ApiError } from './api.js';
+import { h, clear, field, select, button, time, ago } from './dom.js';
+import { showFieldError, clearFieldErrors } from './form_error.js';
+import { lineDiff } from './diff.js';
+import { afterSignIn, reloadProjects } from './app.js';
+
+export function signIn(ctx) {
+  const { main } = ctx;
+  const email = h('input', { type: 'email', autocomplete: 'username', required: true });
+  const password = h('input', { type: 'password', autocomplete: 'current-password', required: true });
+  const token = h('input', { type: 'password', autocomplete: 'off', required: true });
+  const message = h('p', { role: 'alert', class: 'field-error', hidden: true });
+  async function attempt(body, form) {
+    message.hidden = true;
+    clearFieldErrors(form);
+    try {
+      await afterSignIn(await post('/api/v2/session', body, { quiet401: true }));
+    } catch (error) {
+      message.hidden = false;
+      message.textContent = error.message;
+    }
+  }
+  const accountForm = h('form', { class: 'card', 'aria-labelledby': 'signin-account' },
+    h('h2', { id: 'signin-account' }, 'With your account'),
+    field('Email', email, { field: '/email' }), field('Password', password, { field: '/password' }),
+    h('button', { type: 'submit', class: 'primary' }, 'Sign in'));
+  accountForm.addEventListener('submit', (e) => { e.preventDefault(); attempt({ email: email.value, password: password.value }, accountForm); });
+  const tokenForm = h('form', { class: 'card', 'aria-labelledby': 'signin-token' },
+    h('h2', { id: 'signin-token' }, 'With an access token'),
+    field('Access token', token, { hint: 'The admin token printed at first start works too.' }),
+    h('button', { type: 'submit' }, 'Sign in with token'));
+  tokenForm.addEventListener('submit', (e) => { e.preventDefault(); attempt({ token: token.value.trim() }, tokenForm); });
+  clear(main, h('h1', {}, 'Sign in to Flagstaff'), message, h('div', { class: 'columns' }, accountForm, tokenForm));
+  email.focus();
+}
+
+export async function accounts(ctx) {
+  const { main, notify } = ctx;
+  const answer = await get('/api/v2/accounts');
+  const email = h('input', { type: 'email', autocomplete: 'off' });
+  const password = h('input', { type: 'password', autocomplete: 'new-password' });
+  const role = select(['reader', 'writer', 'admin'], 'writer');
+  const form = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'New account'),
+    h('div', { class: 'row' }, field('Email', email, { field: '/email' }), field('Password', password, { field: '/password', hint: 'At least 8 characters' }), field('Role', role, { field: '/role' }),
+      h('button', { type: 'submit', class: 'primary' }, 'Create account')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearFieldErrors(form);
+    try {
+      await post('/api/v2/accounts', { email: email.value, password: password.value, role: role.value });
+      notify(`Created ${email.value}`, 'success');
+      await accounts(ctx);
+    } catch (error) {
+      if (!(error instanceof ApiError) || !showFieldError(form, error.status === 409 ? '/email' : error.path, error.message)) notify(error.message, 'error');
+    }
+  });
+  clear(main, h('h1', {}, 'Accounts'),
+    h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['Email', 'Role', 'Created', ''].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, answer.items.map((a) => h('tr', {}, h('td', {}, a.email), h('td', {}, a.role), h('td', {}, time(a.creationDate)),
+        h('td', {}, button(`Delete ${a.email}`, async () => {
+          if (!window.confirm(`Delete the account ${a.email}?`)) return;
+          try { await del(`/api/v2/accounts/${enc(a._id)}`); await accounts(ctx); } catch (error) { notify(error.message, 'error'); }
+        }, { class: 'link danger' })))))),
+    form);
+}
+
+function secretCell(label, value) {
+  const shown = h('code', { class: 'secret' }, `${value.slice(0, 8)}…`);
+  let visible = false;
+  const toggle = button(`Show ${label}`, () => {
+    visible = !visible;
+    shown.textContent = visible ? value : `${value.slice(0, 8)}…`;
+    toggle.textContent = `${visible ? 'Hide' : 'Show'} ${label}`;
+  }, { class: 'link' });
+  const copy = button(`Copy ${label}`, async () => {
+    try { await navigator.clipboard.writeText(value); copy.textContent = 'Copied'; } catch { visible = true; shown.textContent = value; copy.textContent = 'Select and copy'; }
+    setTimeout(() => { copy.textContent = `Copy ${label}`; }, 2000);
+  }, { class: 'link' });
+  return h('td', {}, shown, ' ', toggle, ' ', copy);
+}
+
+export async function keys(ctx) {
+  const { app, main, notify } = ctx;
+  const answer = await get(`/api/v2/projects/${enc(app.project)}/environments?limit=1000`);
+  async function reset(env, which) {
+    const label = which === 'apiKey' ? 'SDK key' : 'mobile key';
+    if (!window.confirm(`Reset the ${label} of ${env.name}? The old key keeps working for the grace period.`)) return;
+    try {
+      await post(`/api/v2/projects/${enc(app.project)}/environments/${enc(env.key)}/${which}`, undefined);
+      notify(`Reset the ${label} of ${env.name}. Update your services before the old key expires.`, 'success');
+      await reloadProjects();
+      await keys(ctx);
+    } catch (error) { notify(error.message, 'error'); }
+  }
+  clear(main, h('h1', {}, `Keys of ${app.project}`),
+    h('table', { class: 'list keys' },
+      h('thead', {}, h('tr', {}, ['Environment', 'SDK key', 'Mobile key', 'Client-side ID', 'Reset'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, answer.items.map((env) => h('tr', {},
+        h('th', { scope: 'row' }, env.name, h('div', { class: 'mono muted' }, env.key)),
+        secretCell(`${env.key} SDK key`, env.apiKey),
+        secretCell(`${env.key} mobile key`, env.mobileKey),
+        h('td', {}, h('code', {}, env._id)),
+        h('td', {}, button(`Reset ${env.key} SDK key`, () => reset(env, 'apiKey'), { class: 'link danger' }), ' ',
+          button(`Reset ${env.key} mobile key`, () => reset(env, 'mobileKey'), { class: 'link danger' })))))));
+}
+
+export async function audit(ctx) {
+  const { app, main } = ctx;
+  const q = h('input', { type: 'search' });
+  const scope = select([['project', `Everything in ${app.project}`], ['env', `Only ${app.env}`], ['all', 'Whole account']], 'project');
+  const list = h('ol', { class: 'audit' });
+  async function draw() {
+    const spec = scope.value === 'all' ? '' : scope.value === 'env' ? `proj/${app.project}:env/${app.env}*` : `proj/${app.project}`;
+    const params = new URLSearchParams({ limit: '50' });
+    if (spec) params.set('spec', spec);
+    if (q.value.trim()) params.set('q', q.value.trim());
+    const answer = await get(`/api/v2/auditlog?${params}`);
+    clear(list, answer.items.length ? answer.items.map((entry) => {
+      const before = entry.delta.before ? JSON.stringify(entry.delta.before, null, 2) : '';
+      const after = entry.delta.after ? JSON.stringify(entry.delta.after, null, 2) : '';
+      return h('li', {}, h('details', {},
+        h('summary', {}, time(entry.date), ' ', h('strong', {}, entry.token.name), ` ${entry.titleVerb} `, h('strong', {}, entry.name),
+          entry.comment ? h('span', { class: 'muted' }, ` — ${entry.comment}`) : null),
+        h('p', { class: 'mono muted' }, entry.target.resources.join(', ')),
+        entry.delta.patch ? h('details', {}, h('summary', {}, 'Request'), h('pre', {}, JSON.stringify(entry.delta.patch, null, 2))) : null,
+        h('pre', { class: 'diff', 'aria-label': 'Changes' }, lineDiff(before, after).map(([kind, line]) => h('span', { class: `d-${kind}` }, `${kind === 'add' ? '+ ' : kind === 'del' ? '- ' : '  '}${line}\n`)))));
+    }) : h('li', {}, 'No entries.'));
+  }
+  q.addEventListener('change', draw);
+  scope.addEventListener('change', draw);
+  clear(main, h('h1', {}, 'Audit log'),
+    h('form', { class: 'filters', role: 'search', onsubmit: (e) => { e.preventDefault(); draw(); } }, field('Search', q), field('Scope', scope), h('button', { type: 'submit' }, 'Filter')),
+    list);
+  await draw();
+}
+
+export async function debug(ctx) {
+  const { app, main, notify } = ctx;
+  const saved = sessionStorage.getItem('flagstaff.context') || JSON.stringify({ kind: 'user', key: 'user-1', country: 'se' }, null, 2);
+  const context = h('textarea', { rows: 8, class: 'mono', value: saved, spellcheck: 'false' });
+  const only = h('input', { type: 'search', placeholder: 'all flags' });
+  const results = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'card', novalidate: true },
+    field('Context (JSON)', context, { field: '', hint: 'A context such as {"kind": "user", "key": "user-1"}, or a multi-context' }),
+    field('Flag key filter', only),
+    h('button', { type: 'submit', class: 'primary' }, 'Evaluate'));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearFieldErrors(form);
+    let body;
+    try { body = JSON.parse(context.value); } catch (error) { showFieldError(form, '', `Not JSON: ${error.message}`); return; }
+    sessionStorage.setItem('flagstaff.context', context.value);
+    try {
+      const answer = await post(`/api/v2/projects/${enc(app.project)}/environments/${enc(app.env)}/flags/evaluate`, body);
+      const filter = only.value.trim().toLowerCase();
+      const items = answer.items.filter((i) => !filter || i.key.toLowerCase().includes(filter));
+      clear(results, h('table', { class: 'list' },
+        h('caption', {}, `${items.length} flags evaluated in ${app.env}`),
+        h('thead', {}, h('tr', {}, ['Flag', 'Value', 'Reason', 'Details'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, items.map((item) => {
+          const reason = item.reason || {};
+          const details = Object.entries(reason).filter(([k]) => k !== 'kind').map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ');
+          return h('tr', {},
+            h('td', {}, h('a', { href: `${ctx.base()}/flags/${enc(item.key)}` }, item.key)),
+            h('td', {}, h('code', {}, JSON.stringify(item._value))),
+            h('td', {}, h('span', { class: 'pill' }, reason.kind || '—')),
+            h('td', { class: 'mono' }, details));
+        }))));
+    } catch (error) {
+      if (!(error instanceof ApiError) || !showFieldError(form, error.path ?? '', error.message)) notify(error.message, 'error');
+    }
+  });
+  clear(main, h('h1', {}, `Evaluate for a context in ${app.env}`), form, results);
+}
+
+export async function fleet(ctx) {
+  const { app, main } = ctx;
+  let answer;
+  try {
+    answer = await get(`/api/v2/insights/${enc(app.project)}/${enc(app.env)}/sdk-instances`);
+  } catch (error) {
+    clear(main, h('h1', {}, 'SDK fleet'), h('p', { class: 'muted' }, `no data (${error.message})`));
+    return;
+  }
+  clear(main, h('h1', {}, `SDK fleet in ${app.env}`),
+    h('p', {}, `${answer.items.length} SDK instances reporting; ${answer.stale} on stale flag data.`),
+    answer.items.length ? h('table', { class: 'list' },
+      h('thead', {}, h('tr', {}, ['Instance', 'SDK', 'Data source', 'Data age', 'Last seen', 'Dropped events', 'Stale'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, answer.items.map((i) => h('tr', {},
+        h('td', { class: 'mono' }, i.instanceId),
+        h('td', {}, `${i.sdk.name || '?'} ${i.sdk.version || ''}${i.wrapper ? ` (${JSON.stringify(i.wrapper)})` : ''}`),
+        h('td', {}, i.dataSourceState),
+        h('td', {}, i.dataAgeMs === null ? 'unknown' : `${Math.round(i.dataAgeMs / 1000)} s`),
+        h('td', {}, ago(i.lastSeen)),
+        h('td', {}, String(i.droppedEvents)),
+        h('td', {}, h('span', { class: `pill ${i.staleFlagData ? 'off' : 'on'}` }, i.staleFlagData ? 'stale' : 'current'))))))
+      : h('p', { class: 'muted' }, 'no data: no SDK has sent diagnostics to this environment yet'));
+}
