@@ -1,0 +1,360 @@
+"""The relay's configuration: one frozen value read from a TOML file (stdlib `tomllib`) and
+completed by `FLAGSTAFF_RELAY_*` environment variables, validated when built.
+
+Reads the file and the environment only in `load_config`; every error names the setting.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from flagstaff_server.delivery import Limits
+from flagstaff_server.settings import SettingsError
+
+Protocol = Literal["auto", "fdv2", "fdv1"]
+ENV_PREFIX = "FLAGSTAFF_RELAY_"
+DEFAULT_PORT = 8030
+DEFAULT_REDIS_PREFIX = "launchdarkly"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnvironmentConfig:
+    name: str
+    """The environment's name on this relay (and in its disk files, /status and metrics)."""
+    sdk_key: str
+    mobile_key: str = ""
+    client_side_id: str = ""
+    secure_mode: bool = False
+    project: str = "relay"
+    redis_prefix: str | None = None
+    """None: the relay-wide prefix (each environment needs its own when there are several)."""
+    offline_file: Path | None = None
+    """Offline mode: serve this LaunchDarkly data file instead of an upstream connection."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RedisConfig:
+    url: str
+    prefix: str = DEFAULT_REDIS_PREFIX
+    check_seconds: float = 5.0
+    """How often `{prefix}:$inited` is checked; a missing marker means Redis lost the data."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EventsConfig:
+    forward: bool = True
+    """Accept SDK events and forward them upstream; False answers 202 and drops them."""
+    upstream: tuple[str, ...] = ()
+    """Base URLs for events (tried in order); empty: the data upstream."""
+    max_spool_bytes: int = 1 << 30
+    """Unsent event bytes on disk beyond which new posts get 503 + Retry-After."""
+    max_body_bytes: int = 10 << 20
+    retry_seconds: float = 1.0
+    retry_max_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RelayConfig:
+    environments: tuple[EnvironmentConfig, ...]
+    upstream: tuple[str, ...] = ()
+    """Base URLs of the upstream service, preferred region first."""
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    data_dir: Path = Path("relay-data")
+    stream: bool = True
+    protocol: Protocol = "auto"
+    limits: Limits = field(default_factory=Limits)
+    heartbeat_seconds: float = 55.0
+    offline_interval_seconds: float = 1.0
+    """How often offline data files are checked for a replacement (mtime and size)."""
+    upstream_timing: dict[str, float] = field(default_factory=dict)
+    """Overrides of the SDK's `Timing` for the upstream connections (tests shrink them)."""
+    redis: RedisConfig | None = None
+    events: EventsConfig = field(default_factory=EventsConfig)
+
+    def __post_init__(self) -> None:
+        if not self.environments:
+            raise SettingsError("the relay needs at least one [environments.NAME] section")
+        names = [env.name for env in self.environments]
+        if len(set(names)) != len(names):
+            raise SettingsError("environment names must be unique")
+        keys = [env.sdk_key for env in self.environments]
+        if len(set(keys)) != len(keys):
+            raise SettingsError("two environments have the same sdk_key")
+        online = [env.name for env in self.environments if env.offline_file is None]
+        if online and not self.upstream:
+            raise SettingsError(
+                f"environments {', '.join(online)} have no offline_file, so upstream is required"
+            )
+        for url in (*self.upstream, *self.events.upstream):
+            if not url.startswith(("http://", "https://")):
+                raise SettingsError(f"upstream URLs must start with http:// or https://: {url!r}")
+        if not 0 <= self.port <= 65535:
+            raise SettingsError(f"port must be between 0 and 65535, got {self.port}")
+        if self.protocol not in ("auto", "fdv2", "fdv1"):
+            raise SettingsError(f"protocol must be auto, fdv2 or fdv1, got {self.protocol!r}")
+        if not 0 < self.heartbeat_seconds <= 60:
+            raise SettingsError(
+                f"heartbeat_seconds must be above 0 and at most 60, got {self.heartbeat_seconds}"
+            )
+        if self.redis is not None:
+            if not self.redis.url.startswith(("redis://", "rediss://", "unix://")):
+                raise SettingsError(f"redis.url must start with redis://, got {self.redis.url!r}")
+            prefixes = [self.redis_prefix(env) for env in self.environments]
+            if len(set(prefixes)) != len(prefixes):
+                raise SettingsError(
+                    "with several environments each needs its own redis_prefix "
+                    "(environments.NAME.redis_prefix)"
+                )
+
+    def redis_prefix(self, env: EnvironmentConfig) -> str:
+        if env.redis_prefix is not None:
+            return env.redis_prefix
+        return self.redis.prefix if self.redis is not None else DEFAULT_REDIS_PREFIX
+
+
+# reading --------------------------------------------------------------------------------------
+
+
+def load_config(path: Path | None, environ: Mapping[str, str] | None = None) -> RelayConfig:
+    """The configuration in `path` (TOML), with environment variables winning over it.
+    Raises SettingsError naming the setting for anything unusable."""
+    environ = os.environ if environ is None else environ
+    document: dict[str, Any] = {}
+    if path is not None:
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"{path} is not valid TOML: {exc}") from exc
+    base = path.parent if path is not None else Path.cwd()
+    return parse_config(document, environ, base=base)
+
+
+def parse_config(
+    document: Mapping[str, Any], environ: Mapping[str, str], *, base: Path
+) -> RelayConfig:
+    main = _table(document, "relay")
+    main = {**main, **_main_from_env(environ)}
+    environments = _environments(document, environ, base)
+    defaults = Limits()
+    full_sends = _float(main, "full_sends_per_second", defaults.full_sends_per_second, "relay")
+    if full_sends <= 0:
+        raise SettingsError(f"relay.full_sends_per_second must be above 0, got {full_sends}")
+    limits = Limits(
+        max_streams=_int(main, "max_streams", defaults.max_streams, "relay"),
+        full_sends_per_second=full_sends,
+        # a burst of two seconds' worth, as `flagstaff serve` does
+        full_send_burst=max(1, round(2 * full_sends)),
+        max_connection_age_seconds=_float(
+            main, "max_connection_age_seconds", defaults.max_connection_age_seconds, "relay"
+        ),
+    )
+    timing = _table(main, "upstream_timing", "relay")
+    upstream_timing = {str(k): _number(v, f"relay.upstream_timing.{k}") for k, v in timing.items()}
+    redis_table = {**_table(document, "redis"), **_section_from_env(environ, "REDIS_")}
+    redis_config = None
+    if redis_table.get("url"):
+        redis_config = RedisConfig(
+            url=_str(redis_table, "url", "", "redis"),
+            prefix=_str(redis_table, "prefix", DEFAULT_REDIS_PREFIX, "redis"),
+            check_seconds=_float(redis_table, "check_seconds", 5.0, "redis"),
+        )
+    events_table = {**_table(document, "events"), **_section_from_env(environ, "EVENTS_")}
+    events = EventsConfig(
+        forward=_bool(events_table, "forward", True, "events"),
+        upstream=_urls(events_table, "upstream", "events"),
+        max_spool_bytes=_int(events_table, "max_spool_bytes", 1 << 30, "events"),
+        max_body_bytes=_int(events_table, "max_body_bytes", 10 << 20, "events"),
+        retry_seconds=_float(events_table, "retry_seconds", 1.0, "events"),
+        retry_max_seconds=_float(events_table, "retry_max_seconds", 30.0, "events"),
+    )
+    protocol = _str(main, "protocol", "auto", "relay")
+    if protocol not in ("auto", "fdv2", "fdv1"):
+        raise SettingsError(f"relay.protocol must be auto, fdv2 or fdv1, got {protocol!r}")
+    return RelayConfig(
+        environments=environments,
+        upstream=_urls(main, "upstream", "relay"),
+        host=_str(main, "host", "127.0.0.1", "relay"),
+        port=_int(main, "port", DEFAULT_PORT, "relay"),
+        data_dir=_path(_str(main, "data_dir", "relay-data", "relay"), base),
+        stream=_bool(main, "stream", True, "relay"),
+        protocol=protocol,  # type: ignore[arg-type]
+        limits=limits,
+        heartbeat_seconds=_float(main, "heartbeat_seconds", 55.0, "relay"),
+        offline_interval_seconds=_float(main, "offline_interval_seconds", 1.0, "relay"),
+        upstream_timing=upstream_timing,
+        redis=redis_config,
+        events=events,
+    )
+
+
+def with_overrides(config: RelayConfig, **values: Any) -> RelayConfig:
+    """The configuration with command-line values (None: unchanged) applied."""
+    given = {name: value for name, value in values.items() if value is not None}
+    return replace(config, **given) if given else config
+
+
+_MAIN_ENV = {
+    "HOST": "host",
+    "PORT": "port",
+    "DATA_DIR": "data_dir",
+    "UPSTREAM": "upstream",
+    "STREAM": "stream",
+    "PROTOCOL": "protocol",
+    "MAX_STREAMS": "max_streams",
+    "FULL_SENDS_PER_SECOND": "full_sends_per_second",
+    "MAX_CONNECTION_AGE_SECONDS": "max_connection_age_seconds",
+    "HEARTBEAT_SECONDS": "heartbeat_seconds",
+}
+
+
+def _main_from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        setting: environ[ENV_PREFIX + name]
+        for name, setting in _MAIN_ENV.items()
+        if environ.get(ENV_PREFIX + name)
+    }
+
+
+def _section_from_env(environ: Mapping[str, str], section: str) -> dict[str, Any]:
+    """`FLAGSTAFF_RELAY_REDIS_URL` → {"url": ...} for section "REDIS_"."""
+    prefix = ENV_PREFIX + section
+    return {
+        name[len(prefix) :].lower(): value
+        for name, value in environ.items()
+        if name.startswith(prefix) and value
+    }
+
+
+_ENV_FIELDS = ("sdk_key", "mobile_key", "client_side_id", "secure_mode", "project")
+
+
+def _environments(
+    document: Mapping[str, Any], environ: Mapping[str, str], base: Path
+) -> tuple[EnvironmentConfig, ...]:
+    tables = dict(_table(document, "environments"))
+    # FLAGSTAFF_RELAY_ENV_<NAME>_<FIELD>: <NAME> matches a configured name case-insensitively
+    # (dashes as underscores), or adds an environment named in lower case.
+    for variable, value in environ.items():
+        if not variable.startswith(ENV_PREFIX + "ENV_") or not value:
+            continue
+        rest = variable[len(ENV_PREFIX + "ENV_") :]
+        for setting in (*_ENV_FIELDS, "redis_prefix", "offline_file"):
+            suffix = "_" + setting.upper()
+            if rest.endswith(suffix) and len(rest) > len(suffix):
+                wanted = rest[: -len(suffix)]
+                name = next(
+                    (n for n in tables if n.upper().replace("-", "_") == wanted), wanted.lower()
+                )
+                tables[name] = {**_table(tables, name, "environments"), setting: value}
+                break
+    environments = []
+    for name in tables:
+        where = f"environments.{name}"
+        if not _NAME.match(name):
+            raise SettingsError(f"{where}: names use letters, digits, '.', '_' and '-'")
+        table = _table(tables, name, "environments")
+        sdk_key = _str(table, "sdk_key", "", where)
+        if not sdk_key:
+            raise SettingsError(f"{where}.sdk_key is required")
+        offline = table.get("offline_file")
+        environments.append(
+            EnvironmentConfig(
+                name=name,
+                sdk_key=sdk_key,
+                mobile_key=_str(table, "mobile_key", "", where),
+                client_side_id=_str(table, "client_side_id", "", where),
+                secure_mode=_bool(table, "secure_mode", False, where),
+                project=_str(table, "project", "relay", where),
+                redis_prefix=table.get("redis_prefix") and _str(table, "redis_prefix", "", where),
+                offline_file=None
+                if not offline
+                else _path(_str(table, "offline_file", "", where), base),
+            )
+        )
+    return tuple(environments)
+
+
+# value readers ---------------------------------------------------------------------------------
+
+
+def _table(document: Mapping[str, Any], name: str, parent: str = "") -> Mapping[str, Any]:
+    value = document.get(name, {})
+    if not isinstance(value, Mapping):
+        where = f"{parent}.{name}" if parent else name
+        raise SettingsError(f"{where} must be a table")
+    return value
+
+
+def _str(table: Mapping[str, Any], name: str, default: str, where: str) -> str:
+    value = table.get(name, default)
+    if not isinstance(value, str):
+        raise SettingsError(f"{where}.{name} must be a string, got {value!r}")
+    return value
+
+
+def _bool(table: Mapping[str, Any], name: str, default: bool, where: str) -> bool:
+    value = table.get(name, default)
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+        return value.lower() in ("true", "1")
+    if not isinstance(value, bool):
+        raise SettingsError(f"{where}.{name} must be true or false, got {value!r}")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool):
+        raise SettingsError(f"{where} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{where} must be a number, got {value!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise SettingsError(f"{where} must be a finite number, got {value!r}")
+    return number
+
+
+def _float(table: Mapping[str, Any], name: str, default: float, where: str) -> float:
+    if name not in table:
+        return default
+    value = _number(table[name], f"{where}.{name}")
+    if value < 0:
+        raise SettingsError(f"{where}.{name} must not be negative, got {value}")
+    return value
+
+
+def _int(table: Mapping[str, Any], name: str, default: int, where: str) -> int:
+    if name not in table:
+        return default
+    value = table[name]
+    if isinstance(value, str):
+        try:
+            value = int(value)
+        except ValueError:
+            raise SettingsError(f"{where}.{name} must be an integer, got {value!r}") from None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SettingsError(f"{where}.{name} must be an integer, got {value!r}")
+    return value
+
+
+def _urls(table: Mapping[str, Any], name: str, where: str) -> tuple[str, ...]:
+    value = table.get(name, ())
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{where}.{name} must be a list of base URLs")
+    return tuple(url.rstrip("/") for url in value)
+
+
+def _path(text: str, base: Path) -> Path:
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else base / path
