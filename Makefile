@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install run test lint typecheck unit node-deps bench clean
+.PHONY: install run test lint typecheck unit node-deps browser-deps bench clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -34,7 +34,15 @@ node-deps:
 	@if command -v npm >/dev/null; then npm ci --prefix tests/e2e/node --no-audit --no-fund --silent; \
 	else echo "npm not found: the Node SDK tests will skip (and fail in CI)"; fi
 
-unit: install node-deps
+# Debian's chromium and the official browser SDKs (lockfile) for tests/e2e/browser. Playwright drives
+# /usr/bin/chromium by path: never `playwright install`. Without them those tests skip (fail in CI).
+browser-deps:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && apt-get install -y -qq chromium; fi
+	@if command -v npm >/dev/null; then npm ci --prefix tests/e2e/browser --no-audit --no-fund --silent; \
+	else echo "npm not found: the browser SDK tests will skip (and fail in CI)"; fi
+
+unit: install node-deps browser-deps
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 test: lint typecheck unit

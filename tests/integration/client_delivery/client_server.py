@@ -65,6 +65,12 @@ class Deployment:
         path = f"/api/v2/projects/{PROJECT}/environments/{ENVIRONMENT}"
         ok(self.api.patch(path, json=operations))
 
+    def evalx(self, context: Any) -> dict[str, Any]:
+        """What a browser polling now would get for `context` (to know a change has arrived)."""
+        path = f"/sdk/evalx/{self.client_side_id}/contexts/{b64(context)}"
+        result: dict[str, Any] = ok(httpx.get(self.url + path))
+        return result
+
     def streams(self) -> int:
         client = self.flagstaff.client_delivery
         return 0 if client is None else client.reevaluator.open_streams
@@ -141,7 +147,13 @@ def running_server(data_dir: Path) -> Iterator[Deployment]:
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            flagstaff.asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+            flagstaff.asgi,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            # open client streams would otherwise hold the shutdown until their clients leave
+            timeout_graceful_shutdown=1,
         )
     )
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
