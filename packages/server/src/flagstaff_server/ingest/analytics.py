@@ -1,7 +1,7 @@
 """The analytics store (SQLite or PostgreSQL through SQLAlchemy Core): processed payload ids,
-hourly evaluation counts, flag activity, raw events, contexts seen, SDK instances. A batch's
-increments, its payload ids and the journal position are committed in ONE transaction, which is
-what makes processing idempotent. Queries for the insights API live here too; no HTTP.
+hourly evaluation counts, flag activity, custom events, raw payloads, contexts, SDK instances.
+A batch's increments, its payload ids and the journal position are committed in ONE transaction,
+which is what makes processing idempotent. Queries for the insights API live here; no HTTP.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from flagstaff_server.adapters.sql.engine import create_store_engine
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.ingest.flag_status import Activity
 from flagstaff_server.ingest.record import Record
-from flagstaff_server.ingest.tally import InstanceReport, Tally, tally
+from flagstaff_server.ingest.tally import InstanceReport, Tally, created_of, tally
 
 metadata = MetaData()
 
@@ -76,8 +76,8 @@ activity = Table(
     Column("first_ms", BigInteger, nullable=False),
     Column("last_ms", BigInteger, nullable=False),
 )
-events = Table(
-    "ingest_events",
+customs = Table(
+    "ingest_custom_events",
     metadata,
     Column(
         "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
@@ -85,12 +85,23 @@ events = Table(
     Column("project", String(255), nullable=False),
     Column("environment", String(255), nullable=False),
     Column("created_ms", BigInteger, nullable=False),
-    Column("kind", String(64), nullable=False),
     Column("key", String(255), nullable=False),
+    Column("context_key", String(1024), nullable=False),
     Column("metric_value", Float, nullable=True),
+    Index("ingest_custom_events_by_key", "project", "environment", "key", "created_ms"),
+)
+raw = Table(
+    "ingest_raw_payloads",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("project", String(255), nullable=False),
+    Column("environment", String(255), nullable=False),
+    Column("first_ms", BigInteger, nullable=False),
+    Column("last_ms", BigInteger, nullable=False),
     Column("body", LargeBinary, nullable=False),
-    Index("ingest_events_by_time", "project", "environment", "created_ms"),
-    Index("ingest_events_by_key", "project", "environment", "kind", "key"),
+    Index("ingest_raw_payloads_by_time", "project", "environment", "last_ms"),
 )
 contexts = Table(
     "ingest_contexts",
@@ -128,7 +139,6 @@ instances = Table(
 class Committed:
     payloads: int
     duplicates: int
-    events: int
 
 
 class AnalyticsStore:
@@ -198,11 +208,7 @@ class AnalyticsStore:
                 self._add(connection, tally(fresh), now_ms)
             if node is not None and records:
                 self._move(connection, node, records[-1].seq)
-            return Committed(
-                payloads=len(fresh),
-                duplicates=len(records) - len(fresh),
-                events=0,
-            )
+            return Committed(payloads=len(fresh), duplicates=len(records) - len(fresh))
 
         result: Committed = self._run(work)
         return result
@@ -294,20 +300,33 @@ class AnalyticsStore:
                     for (p, e, f), (a, b) in batch.activity.items()
                 ],
             )
-        if batch.events:
+        if batch.customs:
             connection.execute(
-                insert(events),
+                insert(customs),
                 [
                     {
                         "project": row.project,
                         "environment": row.environment,
                         "created_ms": row.created_ms,
-                        "kind": row.kind,
                         "key": row.key,
+                        "context_key": row.context_key,
                         "metric_value": row.metric_value,
+                    }
+                    for row in batch.customs
+                ],
+            )
+        if batch.bodies:
+            connection.execute(
+                insert(raw),
+                [
+                    {
+                        "project": row.project,
+                        "environment": row.environment,
+                        "first_ms": row.first_ms,
+                        "last_ms": row.last_ms,
                         "body": row.body,
                     }
-                    for row in batch.events
+                    for row in batch.bodies
                 ],
             )
         if batch.contexts:
@@ -325,7 +344,7 @@ class AnalyticsStore:
                         "kind": k,
                         "key": key,
                         "last_ms": at,
-                        "context": body.decode(),
+                        "context": orjson.dumps(body).decode(),
                     }
                     for (p, e, k, key), (at, body) in batch.contexts.items()
                 ],
@@ -479,12 +498,13 @@ class AnalyticsStore:
         def work(connection: Connection) -> tuple[int, int, float]:
             row = connection.execute(
                 select(
-                    func.count(), func.count(events.c.metric_value), func.sum(events.c.metric_value)
+                    func.count(),
+                    func.count(customs.c.metric_value),
+                    func.sum(customs.c.metric_value),
                 ).where(
-                    events.c.project == project,
-                    events.c.environment == environment,
-                    events.c.kind == "custom",
-                    events.c.key == key,
+                    customs.c.project == project,
+                    customs.c.environment == environment,
+                    customs.c.key == key,
                 )
             ).one()
             return int(row[0]), int(row[1]), float(row[2] or 0.0)
@@ -507,30 +527,34 @@ class AnalyticsStore:
         return result
 
     def export(
-        self, project: str, environment: str, *, start_ms: int, end_ms: int, page: int = 1000
+        self, project: str, environment: str, *, start_ms: int, end_ms: int, page: int = 200
     ) -> Iterator[bytes]:
-        """Raw events created in [start, end) as JSON lines, in processing order, paged."""
+        """Raw events created in [start, end) as JSON lines, payload by payload in processing
+        order (a summary counts at its `endDate`)."""
         after_id = 0
         while True:
 
             def work(connection: Connection, after: int = after_id) -> list[tuple[int, bytes]]:
                 rows = connection.execute(
-                    select(events.c.id, events.c.body)
+                    select(raw.c.id, raw.c.body)
                     .where(
-                        events.c.project == project,
-                        events.c.environment == environment,
-                        events.c.created_ms >= start_ms,
-                        events.c.created_ms < end_ms,
-                        events.c.id > after,
+                        raw.c.project == project,
+                        raw.c.environment == environment,
+                        raw.c.last_ms >= start_ms,
+                        raw.c.first_ms < end_ms,
+                        raw.c.id > after,
                     )
-                    .order_by(events.c.id)
+                    .order_by(raw.c.id)
                     .limit(page)
                 )
                 return [(int(i), bytes(b)) for i, b in rows]
 
             rows: list[tuple[int, bytes]] = self._run(work)
             for _, body in rows:
-                yield body + b"\n"
+                parsed = orjson.loads(body)
+                for event in parsed if isinstance(parsed, list) else [parsed]:
+                    if isinstance(event, dict) and start_ms <= created_of(event, start_ms) < end_ms:
+                        yield orjson.dumps(event) + b"\n"
             if len(rows) < page:
                 return
             after_id = rows[-1][0]

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import redis
+
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.asgi import IngestApp, generated_id
 from flagstaff_server.ingest.journal import Journal
@@ -22,6 +24,7 @@ from flagstaff_server.ingest.keyring import Keyring
 from flagstaff_server.ingest.processor import Processor
 from flagstaff_server.ingest.recent import RecentIds
 from flagstaff_server.ingest.record import Kind, Record
+from flagstaff_server.ingest.stream import Forwarder, StreamProcessor
 
 if TYPE_CHECKING:
     from flagstaff_server.delivery.node import DeliveryNode
@@ -42,7 +45,9 @@ class IngestConfig:
     dedupe_window_ms: int = 3_600_000
     dedupe_capacity: int = 1_000_000
     process: bool = True
-    """Run the processor here (False: another component consumes the journal)."""
+    """Run a processor here (False: this node only journals, and forwards when `redis_url`)."""
+    redis_url: str | None = None
+    """Scale-out: forward the journal to a Redis stream; processors read it as a group."""
 
 
 class IngestNode:
@@ -62,7 +67,8 @@ class IngestNode:
         self.keyring = Keyring(delivery, wall=wall)
         self.counts: Counter[str] = Counter()
         self.node_id = ""
-        self.processor: Processor | None = None
+        self.processor: Processor | StreamProcessor | None = None
+        self.forwarder: Forwarder | None = None
         self.recovery_seconds = 0.0
         self._tasks: list[asyncio.Task[None]] = []
         self.app = IngestApp(self)
@@ -79,8 +85,19 @@ class IngestNode:
             recovery.next_seq,
             self.recovery_seconds,
         )
-        if self.analytics is not None and self.config.process:
+        if self.config.redis_url is not None:
+            client = redis.Redis.from_url(
+                self.config.redis_url, socket_timeout=10, socket_connect_timeout=3
+            )
+            self.forwarder = Forwarder(
+                self.journal, client, self.config.data_dir / "forwarded-position"
+            )
+            self._tasks.append(asyncio.create_task(self.forwarder.run(), name="ingest-forward"))
+            if self.analytics is not None and self.config.process:
+                self.processor = StreamProcessor(client, self.analytics, consumer=self.node_id)
+        elif self.analytics is not None and self.config.process:
             self.processor = Processor(self.journal, self.analytics, node_id=self.node_id)
+        if self.processor is not None:
             self._tasks.append(asyncio.create_task(self.processor.run(), name="ingest-processor"))
 
     async def stop(self) -> None:
@@ -174,19 +191,29 @@ class IngestNode:
 
     def status(self) -> dict[str, Any]:
         processor = self.processor
-        backlog = self.journal.durable_seq - (processor.position if processor else 0)
-        return {
-            "status": "ok" if processor is None or processor.store_ok else "degraded",
+        local = processor if isinstance(processor, Processor) else None
+        consumed = local.position if local is not None else None
+        if self.forwarder is not None:
+            consumed = self.forwarder.position
+        backlog = None if consumed is None else max(0, self.journal.durable_seq - consumed)
+        store = None if processor is None else ("ok" if processor.store_ok else "down")
+        body: dict[str, Any] = {
+            "status": "ok" if store != "down" else "degraded",
             "nodeId": self.node_id,
             "journalBytes": self.journal.size_bytes,
             "durableSeq": self.journal.durable_seq,
-            "processedSeq": processor.position if processor else None,
-            "backlog": max(0, backlog) if processor else None,
-            "analyticsStore": None
-            if processor is None
-            else ("ok" if processor.store_ok else "down"),
+            "processedSeq": local.position if local is not None else None,
+            "backlog": backlog,
+            "analyticsStore": store,
             "accepted": self.counts["accepted"],
             "duplicates": self.counts["duplicate"],
             "overBudget": self.counts["over_budget"],
             "recoverySeconds": round(self.recovery_seconds, 3),
         }
+        if self.forwarder is not None:
+            body["forwardedSeq"] = self.forwarder.position
+            body["redis"] = "ok" if self.forwarder.connected else "down"
+        if processor is not None:
+            body["processed"] = processor.counts["payloads"]
+            body["duplicatesProcessed"] = processor.counts["duplicates"]
+        return body

@@ -27,13 +27,25 @@ InstanceKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EventRow:
+class CustomRow:
+    """A custom event's name and metric value, kept per event for experiments and guardrails."""
+
     project: str
     environment: str
     created_ms: int
-    kind: str
     key: str
+    context_key: str
     metric_value: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BodyRow:
+    """A payload kept raw for export, with the span of its events' creation times."""
+
+    project: str
+    environment: str
+    first_ms: int
+    last_ms: int
     body: bytes
 
 
@@ -59,8 +71,9 @@ class Tally:
     counts: dict[CountKey, int] = field(default_factory=dict)
     activity: dict[FlagKey, tuple[int, int]] = field(default_factory=dict)
     """(first, last) evaluation time per flag."""
-    events: list[EventRow] = field(default_factory=list)
-    contexts: dict[ContextKey, tuple[int, bytes]] = field(default_factory=dict)
+    customs: list[CustomRow] = field(default_factory=list)
+    bodies: list[BodyRow] = field(default_factory=list)
+    contexts: dict[ContextKey, tuple[int, dict[str, Any]]] = field(default_factory=dict)
     instances: dict[InstanceKey, InstanceReport] = field(default_factory=dict)
     skipped: int = 0
     """Events inside accepted payloads that had an unusable shape."""
@@ -82,57 +95,82 @@ def tally(records: Iterable[Record]) -> Tally:
             result.skipped += 1
             continue
         events = parsed if isinstance(parsed, list) else [parsed]
+        span = [record.received_ms, record.received_ms]
         for event in events:
             if not isinstance(event, dict):
                 result.skipped += 1
                 continue
             if record.kind == Kind.DIAGNOSTIC:
-                add_diagnostic(result, record, event)
+                created = add_diagnostic(result, record, event)
             else:
-                add_event(result, record, event)
+                created = add_event(result, record, event)
+            if created < span[0]:
+                span[0] = created
+            if created > span[1]:
+                span[1] = created
+        result.bodies.append(
+            BodyRow(
+                project=record.project,
+                environment=record.environment,
+                first_ms=span[0],
+                last_ms=span[1],
+                body=record.payload,
+            )
+        )
     return result
 
 
-def add_event(result: Tally, record: Record, event: Mapping[str, Any]) -> None:
+def created_of(event: Mapping[str, Any], fallback: int) -> int:
+    """An event's time: `endDate` for a summary, else `creationDate`."""
+    if event.get("kind") == "summary":
+        return as_ms(event.get("endDate"), fallback)
+    return as_ms(event.get("creationDate"), fallback)
+
+
+def add_event(result: Tally, record: Record, event: Mapping[str, Any]) -> int:
+    """Add one analytics event; returns its time."""
     kind = event.get("kind")
-    created = as_ms(event.get("creationDate"), record.received_ms)
+    created = created_of(event, record.received_ms)
     project, environment = record.project, record.environment
-    if kind == "summary" and not add_summary(result, record, event):
-        result.skipped += 1
-        return
+    if kind == "summary":
+        if not add_summary(result, record, event):
+            result.skipped += 1
+        return created
     key = event.get("key")
-    metric = event.get("metricValue")
-    metric_value = (
-        float(metric) if isinstance(metric, int | float) and not isinstance(metric, bool) else None
-    )
-    result.events.append(
-        EventRow(
-            project=project,
-            environment=environment,
-            created_ms=as_ms(event.get("endDate"), created) if kind == "summary" else created,
-            kind=str(kind),
-            key=key if isinstance(key, str) else "",
-            metric_value=metric_value if kind == "custom" else None,
-            body=orjson.dumps(event),
-        )
-    )
     if kind in ("feature", "debug") and isinstance(key, str):
         touch(result.activity, (project, environment, key), created)
+    first_key = ""
     context = event.get("context")
     if isinstance(context, dict):
         for context_kind, context_key, single in contexts_in(context):
+            first_key = first_key or context_key
             seen = (project, environment, context_kind, context_key)
             previous = result.contexts.get(seen)
             if previous is None or previous[0] <= created:
-                result.contexts[seen] = (created, orjson.dumps(single))
+                result.contexts[seen] = (created, single)
     keys = event.get("contextKeys")
     if isinstance(keys, dict):
         for context_kind, context_key in keys.items():
             if isinstance(context_key, str):
+                first_key = first_key or context_key
                 seen = (project, environment, context_kind, context_key)
                 if seen not in result.contexts:
-                    body = {"kind": context_kind, "key": context_key}
-                    result.contexts[seen] = (created, orjson.dumps(body))
+                    result.contexts[seen] = (created, {"kind": context_kind, "key": context_key})
+    if kind == "custom" and isinstance(key, str):
+        metric = event.get("metricValue")
+        result.customs.append(
+            CustomRow(
+                project=project,
+                environment=environment,
+                created_ms=created,
+                key=key,
+                context_key=first_key,
+                metric_value=float(metric)
+                if isinstance(metric, int | float) and not isinstance(metric, bool)
+                else None,
+            )
+        )
+    return created
 
 
 def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool:
@@ -171,12 +209,13 @@ def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool
     return True
 
 
-def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> None:
+def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> int:
+    """Add one diagnostic event to its SDK instance's report; returns its time."""
     ident = event.get("id")
     instance_id = ident.get("diagnosticId") if isinstance(ident, dict) else None
     if not isinstance(instance_id, str):
         result.skipped += 1
-        return
+        return record.received_ms
     created = as_ms(event.get("creationDate"), record.received_ms)
     key = (record.project, record.environment, instance_id)
     report = result.instances.setdefault(key, InstanceReport())
@@ -210,17 +249,7 @@ def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> N
                 report.stream_ok = ok
             if ok and (report.stream_ok_ms is None or at > report.stream_ok_ms):
                 report.stream_ok_ms = at
-    result.events.append(
-        EventRow(
-            project=record.project,
-            environment=record.environment,
-            created_ms=created,
-            kind=str(event.get("kind", "diagnostic")),
-            key=instance_id,
-            metric_value=None,
-            body=orjson.dumps(event),
-        )
-    )
+    return created
 
 
 def contexts_in(context: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -234,7 +263,7 @@ def contexts_in(context: Mapping[str, Any]) -> list[tuple[str, str, dict[str, An
         return found
     key = context.get("key")
     if isinstance(kind, str) and isinstance(key, str):
-        return [(kind, key, dict(context))]
+        return [(kind, key, dict(context) if "kind" in context else {"kind": kind, **context})]
     return []
 
 
