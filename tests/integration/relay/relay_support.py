@@ -282,13 +282,70 @@ def is_on(url: str, sdk_key: str, key: str) -> bool:
 
 
 def sdk_client(url: str, sdk_key: str, **options: Any) -> LDClient:
-    config = Config(
-        sdk_key,
-        base_uri=url,
-        stream_uri=url,
-        events_uri=url,
-        send_events=False,
-        diagnostic_opt_out=True,
-        **options,
-    )
+    settings: dict[str, Any] = {"send_events": False, "diagnostic_opt_out": True, **options}
+    config = Config(sdk_key, base_uri=url, stream_uri=url, events_uri=url, **settings)
     return LDClient(config=config, start_wait=30)
+
+
+# an event upstream that de-duplicates --------------------------------------------------------
+
+
+@dataclass
+class EventSink:
+    """A LaunchDarkly-style event receiver on a fixed loopback port that keeps the first payload
+    of each `X-LaunchDarkly-Payload-ID` (what a de-duplicating upstream processes) and counts
+    every delivery. Started and stopped by the test, to be "down" in between."""
+
+    port: int = field(default_factory=free_port)
+    received: list[tuple[str, str, str]] = field(default_factory=list)
+    """(path, payload id, body) of every request that reached it."""
+    processed: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
+    """payload id → (path, Authorization, body) of the first delivery."""
+    server: Any = None
+    thread: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def app(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        payload_id = headers.get("x-launchdarkly-payload-id", "")
+        self.received.append((scope["path"], payload_id, body.decode()))
+        if payload_id not in self.processed:
+            self.processed[payload_id] = (scope["path"], headers.get("authorization", ""), body)
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    def start(self) -> None:
+        import asyncio
+        import threading
+
+        import uvicorn
+
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                self.app, host="127.0.0.1", port=self.port, log_level="warning", interface="asgi3"
+            )
+        )
+
+        def run() -> None:
+            asyncio.run(self.server.serve())
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        wait_for(lambda: self.server.started, what="the event sink")
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.should_exit = True
+            self.thread.join(timeout=15)
+            self.server = None
