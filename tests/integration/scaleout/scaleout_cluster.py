@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pwd
 import random
 import secrets
 import shutil
@@ -189,7 +190,12 @@ class PrivatePostgres:
     def run(self, *command: str) -> None:
         as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         result = subprocess.run(
-            [*as_user, *command], capture_output=True, text=True, timeout=120, check=False
+            [*as_user, *command],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=self.root,  # a directory the postgres user may enter
         )
         if result.returncode != 0:
             raise AssertionError(f"{command[0]} failed: {result.stdout}\n{result.stderr}")
@@ -214,11 +220,11 @@ class PrivatePostgres:
             f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off "
             "-c full_page_writes=off"
         )
-        self.run(self.pg_ctl, "-D", str(self.data), "-l", str(self.root / "log"), "-o", options,
-                 "-w", "-t", "60", "start")  # fmt: skip
+        log = str(self.root / "log")
+        self.run(self.pg_ctl, "-D", str(self.data), "-l", log, "-o", options, "-w", "start")
 
     def stop(self) -> None:
-        self.run(self.pg_ctl, "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
+        self.run(self.pg_ctl, "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     @property
     def pg_ctl(self) -> str:
@@ -235,8 +241,13 @@ def private_postgres() -> Iterator[PrivatePostgres]:
     """Skip locally (fail in CI) when the PostgreSQL server binaries are not installed."""
     if postgres_binary("initdb") is None or postgres_binary("pg_ctl") is None:
         missing_prerequisite("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
-    if os.geteuid() == 0 and shutil.which("runuser") is None:
-        missing_prerequisite("running as root needs runuser to start PostgreSQL as postgres")
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            missing_prerequisite("as root, PostgreSQL must run as a `postgres` user; none exists")
+        if shutil.which("runuser") is None:
+            missing_prerequisite("as root, runuser is needed to start PostgreSQL as postgres")
     # not under pytest's tmp_path: its parents are private to the current user
     root = Path(tempfile.mkdtemp(prefix="flagstaff-pg-"))
     if os.geteuid() == 0:
