@@ -153,6 +153,10 @@ def fan_out(kind: str, n: int, *, trigger: Any = None) -> dict[str, Any]:
 
 
 def storm(n: int) -> list[dict[str, Any]]:
+    """`n` clients connecting at once: Flagstaff with FDv1 (everyone needs the full payload, under
+    the production admission limits), with FDv2 and a current basis (everyone is up to date), and
+    the raw-asyncio floor (no admission): its time is what the kernel's listen queue and the load
+    generator allow."""
     rows = []
     with server("flagstaff", STORM_FLAGS, "production") as (port, process):
         url = f"http://127.0.0.1:{port}"
@@ -161,30 +165,36 @@ def storm(n: int) -> list[dict[str, Any]]:
         poll = httpx.get(f"{url}/sdk/poll", headers=auth).json()
         basis = poll["events"][-1]["data"]["state"]
         for label, path in (("fdv1 put", "/all"), ("fdv2 basis", f"/sdk/stream?basis={basis}")):
-            time.sleep(2.0)  # the previous round's streams are closed and the bucket refills
-            before = process.memory_info().rss
-            start = time.time() + 1.5
-            workers = load("storm", port, n, path, SDK_KEY, f"{start:.3f}")
-            peak = before
-            while any(worker.poll() is None for worker in workers):
-                peak = max(peak, process.memory_info().rss)
-                time.sleep(0.05)
-            got = results(workers)
-            done = [t for r in got for t in r["done"]]
-            rows.append(
-                {
-                    "kind": label,
-                    "clients": n,
-                    "payload_bytes": payload,
-                    "with_data": len(done),
-                    "all_data_s": round(max(done), 2) if done else float("nan"),
-                    "p50_s": round(statistics.median(done), 2) if done else float("nan"),
-                    "sheds": sum(r["sheds"] for r in got),
-                    "refused": sum(r["refused"] for r in got),
-                    "peak_rss_mb": round((peak - before) / 2**20, 1),
-                }
-            )
+            rows.append(storm_round(label, port, process, n, path, payload))
+    with server("floor", STORM_FLAGS) as (port, process):
+        rows.append(storm_round("floor (raw asyncio)", port, process, n, "/all", payload))
     return rows
+
+
+def storm_round(
+    label: str, port: int, process: psutil.Process, n: int, path: str, payload: int
+) -> dict[str, Any]:
+    time.sleep(2.0)  # the previous round's streams are closed and the bucket refills
+    before = process.memory_info().rss
+    start = time.time() + 1.5
+    workers = load("storm", port, n, path, SDK_KEY, f"{start:.3f}")
+    peak = before
+    while any(worker.poll() is None for worker in workers):
+        peak = max(peak, process.memory_info().rss)
+        time.sleep(0.05)
+    got = results(workers)
+    done = [t for r in got for t in r["done"]]
+    return {
+        "kind": label,
+        "clients": n,
+        "payload_bytes": payload,
+        "with_data": len(done),
+        "all_data_s": round(max(done), 2) if done else float("nan"),
+        "p50_s": round(statistics.median(done), 2) if done else float("nan"),
+        "sheds": sum(r["sheds"] for r in got),
+        "refused": sum(r["refused"] for r in got),
+        "peak_rss_mb": round((peak - before) / 2**20, 1),
+    }
 
 
 # (c) polling -------------------------------------------------------------------------------------
@@ -252,10 +262,36 @@ def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, A
 # (d) propagation ---------------------------------------------------------------------------------
 
 
-def propagation(n: int) -> dict[str, Any]:
+REDIS_URL = "redis://127.0.0.1:6379/11"
+"""A database index of its own: the feed's stream key must not meet other users' streams."""
+
+
+@contextmanager
+def backend(kind: str) -> Iterator[str | None]:
+    """The `--database` for `flagstaff serve`; with PostgreSQL the change feed goes via Redis."""
+    from bench.api import postgres_database
+
+    if kind == "embedded":
+        yield None
+        return
+    import redis
+
+    feed = redis.Redis.from_url(REDIS_URL)
+    feed.delete("flagstaff:changes")
+    os.environ["FLAGSTAFF_REDIS_URL"] = REDIS_URL
+    try:
+        with postgres_database() as database:
+            yield database
+    finally:
+        del os.environ["FLAGSTAFF_REDIS_URL"]
+        feed.delete("flagstaff:changes")
+        feed.close()
+
+
+def propagation(n: int, kind: str) -> dict[str, Any]:
     from bench.api import ADMIN_TOKEN, SEMANTIC, running_server
 
-    with running_server(None) as url:
+    with backend(kind) as database, running_server(database) as url:
         admin = httpx.Client(base_url=url, headers={"Authorization": ADMIN_TOKEN}, timeout=30)
         admin.post("/api/v2/projects", json={"key": "bench", "name": "Bench"}).raise_for_status()
         admin.post("/api/v2/flags/bench", json={"key": "f", "name": "F"}).raise_for_status()
@@ -277,7 +313,7 @@ def propagation(n: int) -> dict[str, Any]:
         got = results(workers)
     latencies = [at - sent for r in got for at in r["changed_at"]]
     return {
-        "kind": "flagstaff serve (embedded)",
+        "kind": f"flagstaff serve ({kind})",
         "streams": n,
         "connected": ready,
         "received": len(latencies),
@@ -353,8 +389,14 @@ def main() -> None:
                 print(f"poll {r['kind']}: {r['note']}")
         report["machine"]["uptime"].append(uptime())
     if "propagation" in phases:
-        report["propagation"] = propagation(1000)
-        print(f"propagation {report['propagation']}")
+        report["propagation"] = []
+        for kind in ("embedded", "postgresql+redis"):
+            try:
+                row = propagation(1000, kind)
+            except Exception as exc:  # a missing service costs its row, not the whole run
+                row = {"kind": f"flagstaff serve ({kind})", "note": f"failed: {exc!r}"}
+            report["propagation"].append(row)
+            print(f"propagation {row}")
         report["machine"]["uptime"].append(uptime())
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     OUTPUT.write_text(json.dumps(report, indent=2) + "\n")
