@@ -150,7 +150,9 @@ async function route() {
         clear(main, h('h1', {}, 'Something went wrong'), h('p', { role: 'alert' }, error.message));
       }
       renderShell();
-      main.focus({ preventScroll: true });
+      // a page that focused its own first field keeps it; otherwise focus starts at the content
+      const active = document.activeElement;
+      if (!active || active === document.body || !main.contains(active)) main.focus({ preventScroll: true });
       return;
     }
   }

@@ -354,12 +354,17 @@ export async function render(ctx, rawKey) {
       h('p', {}, `You edited version ${state.flag._version}; it is now at version ${latest._version}. Your changes below are kept and have not been saved.`),
       h('div', { class: 'actions' },
         button('Reload and re-apply my changes', () => {
-          // the draft is the whole targeting you want; saving it against the latest version
-          // re-applies it (sections you did not touch keep the other person's changes)
+          // sections you did not touch take the other person's version; the ones you edited
+          // keep exactly what you typed, and saving sends only those
+          const fresh = draftOf(latest, app.env);
+          for (const name of Object.keys(fresh)) {
+            if (JSON.stringify(state.draft[name]) === JSON.stringify(state.original[name])) state.draft[name] = fresh[name];
+          }
           state.flag = latest;
-          state.original = draftOf(latest, app.env);
+          state.original = fresh;
           conflictBox.hidden = true;
           drawHeader();
+          clear(editorHost, editor(state, ctx));
           clear(compareHost, comparison(state.flag, envs, app.env));
           notify(`Loaded version ${latest._version}. Your changes are still in the form: review them and save.`);
           document.getElementById('save-targeting').focus();

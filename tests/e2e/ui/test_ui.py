@@ -1,0 +1,276 @@
+"""The web UI in headless Chromium against a real `flagstaff serve`: sign in, create a flag, add a
+rule and a percentage rollout, turn it on, and the official LaunchDarkly Python SDK (streaming)
+sees it; a two-tab version conflict keeps the user's input; keyboard-only use; field errors; no
+horizontal scrolling at 1280 px. Screenshots of the main pages go to build/screenshots/."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from conftest import EMAIL, PASSWORD, PROJECT, SCREENSHOTS, UiServer
+from ldclient import Context
+from ldclient.client import LDClient
+from ldclient.config import Config
+
+ENV = "production"
+pytestmark = pytest.mark.slow
+
+
+def poll(check: Callable[[], bool], *, seconds: float = 15.0, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.05)
+
+
+def expect() -> Any:
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect
+
+
+def sign_in(page: Any, server: UiServer) -> None:
+    page.goto(f"{server.url}/")
+    page.get_by_label("Email").fill(EMAIL)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+
+
+def open_flag(page: Any, server: UiServer, key: str) -> None:
+    page.goto(f"{server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags/{key}")
+    expect()(page.locator("#kill-switch")).to_be_visible()
+
+
+def save(page: Any) -> None:
+    page.get_by_role("button", name="Save targeting").click()
+
+
+@pytest.fixture
+def sdk(ui_server: UiServer) -> Iterator[LDClient]:
+    config = Config(
+        ui_server.sdk_key,
+        base_uri=ui_server.url,
+        stream_uri=ui_server.url,
+        events_uri=ui_server.url,
+        send_events=False,
+        diagnostic_opt_out=True,
+    )
+    client = LDClient(config=config, start_wait=10)
+    try:
+        assert client.is_initialized()
+        yield client
+    finally:
+        client.close()
+
+
+def test_flag_made_in_the_ui_reaches_the_official_sdk(
+    ui_server: UiServer, context: Any, sdk: LDClient
+) -> None:
+    sweden = Context.builder("user-se").set("country", "se").build()
+    assert sdk.variation("checkout-v2", sweden, "missing") == "missing"
+    page = context.new_page()
+    sign_in(page, ui_server)
+
+    page.get_by_role("link", name="Create flag").click()
+    page.get_by_label("Name").fill("Checkout v2")
+    expect()(page.get_by_label("Key")).to_have_value("checkout-v2")
+    page.get_by_role("button", name="Create flag").click()
+    switch = page.locator("#kill-switch")
+    expect()(switch).to_have_attribute("aria-checked", "false")
+    poll(lambda: sdk.variation("checkout-v2", sweden, "missing") is False, what="SDK has the flag")
+
+    page.get_by_role("button", name="Add rule").click()
+    rules = page.get_by_role("region", name="Rules")
+    rules.get_by_label("Attribute", exact=True).fill("country")
+    rules.get_by_label("Values", exact=True).fill("se\nno")
+    fallthrough = page.get_by_role("region", name="Default rule")
+    serve = fallthrough.get_by_label("When no rule matches, serve")
+    serve.select_option(label="a percentage rollout")
+    fallthrough.get_by_label("% 0: true").fill("25")
+    fallthrough.get_by_label("% 1: false").fill("75")
+    fallthrough.get_by_label("Bucket by attribute").fill("org")
+    page.get_by_label("Comment").fill("launch to Sweden and a quarter of orgs")
+    save(page)
+    expect()(page.locator("#notice")).to_contain_text("Saved")
+    switch.click()
+    expect()(switch).to_have_attribute("aria-checked", "true")
+
+    def sdk_sees_rule() -> bool:
+        detail = sdk.variation_detail("checkout-v2", sweden, None)
+        return detail.value is True and detail.reason.get("kind") == "RULE_MATCH"
+
+    poll(sdk_sees_rule, what="the streaming SDK serves the rule")
+    by_org: dict[str, set[Any]] = {}
+    for index in range(200):
+        org = f"org-{index % 40}"
+        built = Context.builder(f"user-{index}").set("country", "us").set("org", org).build()
+        detail = sdk.variation_detail("checkout-v2", built, None)
+        assert detail.reason["kind"] == "FALLTHROUGH"
+        by_org.setdefault(org, set()).add(detail.value)
+    assert all(len(values) == 1 for values in by_org.values()), "bucketed by org, not by key"
+    assert {value for values in by_org.values() for value in values} == {True, False}
+
+    stored = ui_server.flag("checkout-v2")["environments"][ENV]
+    assert stored["on"] is True
+    assert stored["rules"][0]["clauses"][0]["values"] == ["se", "no"]
+    rollout = stored["fallthrough"]["rollout"]
+    assert rollout["bucketBy"] == "org"
+    weights = [(v["variation"], v["weight"]) for v in rollout["variations"]]
+    assert weights == [(0, 25000), (1, 75000)]
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "flag.png"), full_page=True)
+    page.get_by_role("link", name="Debugger").click()
+    page.get_by_label("Context (JSON)").fill('{"kind": "user", "key": "u-1", "country": "no"}')
+    page.get_by_label("Flag key filter").fill("checkout-v2")
+    page.get_by_role("button", name="Evaluate").click()
+    row = page.get_by_role("row").filter(has_text="checkout-v2")
+    expect()(row).to_contain_text("RULE_MATCH")
+    expect()(row).to_contain_text("true")
+    page.screenshot(path=str(SCREENSHOTS / "debugger.png"), full_page=True)
+    page.get_by_role("link", name="Audit log").click()
+    entry = page.locator(".audit summary").filter(has_text="launch to Sweden and a quarter of orgs")
+    expect()(entry).to_contain_text(f"{EMAIL} updated the flag Checkout v2")
+    entry.click()
+    expect()(page.locator(".audit details[open] .diff .d-add").first).to_be_visible()
+    page.screenshot(path=str(SCREENSHOTS / "audit-diff.png"), full_page=True)
+
+
+def test_second_tab_sees_the_conflict_keeps_its_input_and_saves_after_reload(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("two-tabs")
+    first, second = context.new_page(), context.new_page()
+    sign_in(first, ui_server)
+    open_flag(first, ui_server, "two-tabs")
+    open_flag(second, ui_server, "two-tabs")
+
+    first.get_by_role("button", name="Add individual targets").click()
+    first.get_by_label("with keys").fill("alice")
+    save(first)
+    expect()(first.locator("#notice")).to_contain_text("Saved")
+
+    second.get_by_role("button", name="Add rule").click()
+    rules = second.get_by_role("region", name="Rules")
+    rules.get_by_label("Attribute", exact=True).fill("plan")
+    rules.get_by_label("Values", exact=True).fill("gold")
+    save(second)
+    conflict = second.locator(".conflict")
+    expect()(conflict).to_be_visible()
+    expect()(conflict).to_contain_text("Someone else changed this flag")
+    assert ui_server.flag("two-tabs")["environments"][ENV]["rules"] == []
+    expect()(rules.get_by_label("Values", exact=True)).to_have_value("gold")
+    expect()(rules.get_by_label("Attribute", exact=True)).to_have_value("plan")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    second.screenshot(path=str(SCREENSHOTS / "conflict.png"))
+
+    second.get_by_role("button", name="Reload and re-apply my changes").click()
+    expect()(rules.get_by_label("Values", exact=True)).to_have_value("gold")
+    expect()(second.get_by_label("with keys")).to_have_value("alice")
+    save(second)
+    expect()(second.locator("#notice")).to_contain_text("Saved")
+    stored = ui_server.flag("two-tabs")["environments"][ENV]
+    assert stored["targets"] == [{"values": ["alice"], "variation": 0}]
+    assert stored["rules"][0]["clauses"][0]["attribute"] == "plan"
+    assert stored["rules"][0]["clauses"][0]["values"] == ["gold"]
+
+
+def test_validation_error_appears_on_the_field_and_keeps_the_input(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("numbers")
+    page = context.new_page()
+    sign_in(page, ui_server)
+    open_flag(page, ui_server, "numbers")
+    page.get_by_role("button", name="Add rule").click()
+    rules = page.get_by_role("region", name="Rules")
+    rules.get_by_label("Attribute", exact=True).fill("age")
+    rules.get_by_label("Operator").select_option("lessThan")
+    values = rules.get_by_label("Values", exact=True)
+    values.fill("forty")
+    save(page)
+    expect()(values).to_have_attribute("aria-invalid", "true")
+    expect()(page.locator(".field-error")).to_contain_text("number")
+    expect()(values).to_have_value("forty")
+    assert ui_server.flag("numbers")["environments"][ENV]["rules"] == []
+
+
+def tab_to(page: Any, matches: Callable[[], bool], *, limit: int = 80) -> None:
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if matches():
+            return
+    raise AssertionError("could not reach the element with Tab")
+
+
+def test_keyboard_only_sign_in_find_a_flag_and_turn_it_on(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("keyboard-flag", name="Keyboard flag")
+    page = context.new_page()
+    page.goto(f"{ui_server.url}/")
+    expect()(page.get_by_label("Email")).to_be_focused()
+    page.keyboard.type(EMAIL)
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+
+    tab_to(page, lambda: page.evaluate("document.activeElement.type === 'search'"))
+    page.keyboard.type("keyboard")
+    link = page.get_by_role("link", name="Keyboard flag")
+    tab_to(page, lambda: link.evaluate("el => el === document.activeElement"))
+    outline = link.evaluate("el => getComputedStyle(el).outlineStyle")
+    assert outline != "none", "the focused link shows a focus ring"
+    page.keyboard.press("Enter")
+    switch = page.locator("#kill-switch")
+    expect()(switch).to_have_attribute("aria-checked", "false")
+    tab_to(page, lambda: switch.evaluate("el => el === document.activeElement"))
+    page.keyboard.press("Space")
+    expect()(switch).to_have_attribute("aria-checked", "true")
+    assert ui_server.flag("keyboard-flag")["environments"][ENV]["on"] is True
+
+
+MAIN_PAGES = {
+    "flags": "flags",
+    "segments": "segments",
+    "debugger": "debugger",
+    "fleet": "fleet",
+    "audit": "audit",
+}
+
+
+def test_main_pages_fit_1280_pixels_and_are_captured(ui_server: UiServer, context: Any) -> None:
+    ui_server.create_flag("layout-flag", tags=["checkout", "web"])
+    segment = ui_server.api.post(
+        f"/api/v2/segments/{PROJECT}/{ENV}", json={"key": "beta", "name": "Beta testers"}
+    )
+    assert segment.status_code in (201, 409), segment.text
+    page = context.new_page()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{ui_server.url}/")
+    expect()(page.get_by_role("heading", name="Sign in to Flagstaff")).to_be_visible()
+    page.screenshot(path=str(SCREENSHOTS / "sign-in.png"))
+    sign_in(page, ui_server)
+    base = f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}"
+    pages = {
+        **{name: f"{base}/{path}" for name, path in MAIN_PAGES.items()},
+        "flag-layout": f"{base}/flags/layout-flag",
+        "segment": f"{base}/segments/beta",
+        "keys": f"{ui_server.url}/ui/#/p/{PROJECT}/keys",
+        "accounts": f"{ui_server.url}/ui/#/accounts",
+        "new-flag": f"{base}/new-flag",
+    }
+    widths = {}
+    for name, url in pages.items():
+        page.goto(url)
+        expect()(page.locator("main h1")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        widths[name] = page.evaluate("document.documentElement.scrollWidth")
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    assert {name: width for name, width in widths.items() if width > 1280} == {}
