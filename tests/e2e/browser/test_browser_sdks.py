@@ -219,3 +219,18 @@ def test_ofrep_web_provider_receives_a_change_over_sse(
     deployment.set_fallthrough("bool-flag", 0)
     expect(page.locator("#flag")).to_have_text("false", timeout=CHANGE_DEADLINE_MS)
     assert int(page.locator("#changes").text_content() or "0") >= 1
+
+
+def test_ld_sdk_events_pass_cors_to_ingestion(
+    deployment: Deployment, page_origin: str, page: object
+) -> None:
+    """Browser events are ingestion's; this checks the preflighted cross-origin POST gets there."""
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    ingest = deployment.flagstaff.ingest
+    assert ingest is not None
+    before = ingest.counts["accepted"]
+    page.goto(ld_url(page_origin, deployment, streaming="0", events="1"))
+    expect(page.locator("#status")).to_have_text("complete", timeout=10_000)
+    wait_until(lambda: ingest.counts["accepted"] > before, what="the page's events accepted")

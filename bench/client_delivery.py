@@ -1,0 +1,351 @@
+"""Client-side delivery benchmarks against `flagstaff serve` (one process, SQLite, uvloop):
+(a) browser `evalx` polls per second for a context with 50 flags (rules and 50/50 rollouts): one
+    repeated context (evaluation cache hit), a new context on every request (evaluated every
+    time), and conditional requests answered 304; wrk as the load generator;
+(b) one flag change seen by 10k open browser streams (`/eval/{env}/{context}`, raw asyncio SSE
+    clients in two other processes): seconds from the management API's PATCH answer to the last
+    stream's `patch` event, and the server process's CPU seconds over that time (psutil), with
+    10k distinct contexts and with one context shared by all.
+
+Run `python -m bench.client_delivery [--quick]`. Writes `build/bench/client_delivery.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+OUTPUT = Path("build/bench/client_delivery.json")
+ADMIN = "bench-client-delivery-admin-token"
+PROJECT = "bench"
+ENV = "production"
+FLAGS = 50
+WORKERS = 2
+OPEN_CONCURRENCY = 100
+
+WRK_SCRIPT = """
+local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+local function b64(data)
+  local out = {}
+  for i = 1, #data, 3 do
+    local a, b, c = data:byte(i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local chars = 4 - (b and 0 or 1) - (c and 0 or 1)
+    for j = 1, chars do
+      local k = math.floor(n / 64 ^ (4 - j)) % 64 + 1
+      out[#out + 1] = alphabet:sub(k, k)
+    end
+  end
+  return table.concat(out)
+end
+math.randomseed(os.time())
+request = function()
+  local context = '{"kind":"user","key":"u' .. math.random(1, 1000000000) .. '","plan":"free"}'
+  return wrk.format("GET", "%(prefix)s" .. b64(context))
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def b64(obj: Any) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def context_of(n: int) -> dict[str, Any]:
+    return {"kind": "user", "key": f"user-{n}", "plan": "pro" if n % 3 == 0 else "free"}
+
+
+# server ------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def flagstaff() -> Iterator[tuple[str, psutil.Process]]:
+    port = free_port()
+    data = Path(tempfile.mkdtemp(prefix="bench-client-"))
+    flagstaff_bin = str(Path(sys.executable).parent / "flagstaff")
+    command = [flagstaff_bin, "serve", "--port", str(port), "--data-dir", str(data)]
+    process = subprocess.Popen(
+        [*command, "--no-demo", "--log-level", "warning"],
+        env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN},
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/status", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("flagstaff serve did not start")
+            time.sleep(0.1)
+        yield url, psutil.Process(process.pid)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def seed(api: httpx.Client) -> str:
+    """Project with FLAGS browser flags, each: a rule on `plan`, then a 50/50 rollout."""
+    created = api.post(
+        "/api/v2/projects",
+        json={"key": PROJECT, "name": "Bench", "environments": [{"key": ENV, "name": "P"}]},
+    )
+    created.raise_for_status()
+    client_side_id: str = created.json()["environments"][0]["_id"]
+    rule = {"variation": 1, "clauses": [{"attribute": "plan", "op": "in", "values": ["pro"]}]}
+    rollout = {"variations": [{"variation": 0, "weight": 50000}, {"variation": 1, "weight": 50000}]}
+    path = f"/environments/{ENV}"
+    for n in range(FLAGS):
+        body = {
+            "key": f"flag-{n}",
+            "name": f"Flag {n}",
+            "variations": [{"value": False}, {"value": True}],
+            "clientSideAvailability": {"usingEnvironmentId": True, "usingMobileKey": True},
+        }
+        api.post(f"/api/v2/flags/{PROJECT}", json=body).raise_for_status()
+        api.patch(
+            f"/api/v2/flags/{PROJECT}/flag-{n}",
+            json=[
+                {"op": "replace", "path": f"{path}/on", "value": True},
+                {"op": "add", "path": f"{path}/rules/0", "value": rule},
+                {"op": "replace", "path": f"{path}/fallthrough", "value": {"rollout": rollout}},
+            ],
+        ).raise_for_status()
+    return client_side_id
+
+
+def wait_for_flags(url: str, client_side_id: str) -> None:
+    path = f"{url}/sdk/evalx/{client_side_id}/contexts/{b64(context_of(1))}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        response = httpx.get(path)
+        if response.status_code == 200 and len(response.json()) == FLAGS:
+            return
+        time.sleep(0.1)
+    raise RuntimeError("delivery never served the seeded flags")
+
+
+# (a) polling -------------------------------------------------------------------------------------
+
+
+def wrk(url: str, seconds: float, *options: str) -> float:
+    command = ["wrk", "-t2", "-c32", f"-d{seconds:.0f}s", "--latency", *options, url]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60).stdout
+    found = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if found is None:
+        raise RuntimeError(f"wrk printed no rate:\n{out}")
+    return float(found.group(1))
+
+
+def polling(url: str, client_side_id: str, seconds: float) -> dict[str, float]:
+    prefix = f"/sdk/evalx/{client_side_id}/contexts/"
+    same = f"{url}{prefix}{b64(context_of(1))}"
+    etag = httpx.get(same).headers["ETag"]
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT.replace("%(prefix)s", prefix))
+    try:
+        return {
+            "same_context_rps": wrk(same, seconds),
+            "new_context_each_request_rps": wrk(f"{url}/", seconds, "-s", script.name),
+            "not_modified_304_rps": wrk(same, seconds, "-H", f"If-None-Match: {etag}"),
+        }
+    finally:
+        os.unlink(script.name)
+
+
+# (b) fan-out -------------------------------------------------------------------------------------
+
+
+async def hold_streams(
+    port: int, client_side_id: str, count: int, first: int, shared: bool
+) -> None:
+    """Worker: open `count` streams, say READY, then report when each saw its first patch."""
+    ready = asyncio.Event()
+    opened = 0
+    received: list[float] = []
+    writers: list[asyncio.StreamWriter] = []
+    gate = asyncio.Semaphore(OPEN_CONCURRENCY)
+
+    async def one(n: int) -> None:
+        nonlocal opened
+        context = context_of(0 if shared else n)
+        async with gate:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writers.append(writer)
+            request = (
+                f"GET /eval/{client_side_id}/{b64(context)} HTTP/1.1\r\n"
+                f"Host: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n"
+            )
+            writer.write(request.encode())
+            seen = b""
+            while b"event: put" not in seen:
+                chunk = await reader.read(65536)
+                if not chunk:
+                    raise ConnectionError("stream closed before its put")
+                seen = seen[-64:] + chunk
+        opened += 1
+        if opened == count:
+            ready.set()
+        seen = b""
+        while b"event: patch" not in seen:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            seen = seen[-64:] + chunk
+        received.append(time.time())
+
+    tasks = [asyncio.create_task(one(first + n)) for n in range(count)]
+    await asyncio.wait_for(ready.wait(), timeout=300)
+    print("READY", flush=True)
+    await asyncio.wait(tasks, timeout=120)
+    print(
+        json.dumps(
+            {
+                "received": len(received),
+                "first": min(received, default=0.0),
+                "last": max(received, default=0.0),
+            }
+        ),
+        flush=True,
+    )
+    for writer in writers:
+        writer.close()
+
+
+def fan_out(
+    url: str, process: psutil.Process, client_side_id: str, n: int, shared: bool
+) -> dict[str, Any]:
+    port = int(url.rsplit(":", 1)[1])
+    per_worker = n // WORKERS
+    cpu_before_open = sum(process.cpu_times()[:2])
+    workers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.client_delivery",
+                "--streams",
+                str(port),
+                client_side_id,
+                str(per_worker),
+                str(w * per_worker),
+                "1" if shared else "0",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(WORKERS)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None
+            line = worker.stdout.readline()
+            if line.strip() != "READY":
+                raise RuntimeError(f"stream worker failed: {line!r}")
+        open_cpu = sum(process.cpu_times()[:2]) - cpu_before_open
+        time.sleep(1.0)  # let the opening burst settle so the change's CPU is measured alone
+        rss = process.memory_info().rss
+        cpu_before = sum(process.cpu_times()[:2])
+        with httpx.Client(base_url=url, headers={"Authorization": ADMIN}) as api:
+            value = {"variation": 0}
+            response = api.patch(
+                f"/api/v2/flags/{PROJECT}/flag-0",
+                json=[
+                    {"op": "replace", "path": f"/environments/{ENV}/fallthrough", "value": value}
+                ],
+            )
+            answered = time.time()
+            response.raise_for_status()
+        reports = []
+        for worker in workers:
+            assert worker.stdout is not None
+            reports.append(json.loads(worker.stdout.readline()))
+        cpu_after = sum(process.cpu_times()[:2])
+    finally:
+        for worker in workers:
+            worker.wait(timeout=60)
+    received = sum(r["received"] for r in reports)
+    last = max(r["last"] for r in reports)
+    first = min(r["first"] for r in reports if r["received"])
+    return {
+        "streams": n,
+        "contexts": 1 if shared else n,
+        "notified": received,
+        "seconds_to_first": round(first - answered, 3),
+        "seconds_to_all": round(last - answered, 3),
+        "server_cpu_seconds_for_change": round(cpu_after - cpu_before, 3),
+        "server_cpu_seconds_to_open_streams": round(open_cpu, 3),
+        "server_rss_mb_with_streams": round(rss / 2**20, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="1k streams, 2 s polls")
+    parser.add_argument("--streams", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if args.streams:
+        port, env_id, count, first, shared = args.streams
+        asyncio.run(hold_streams(int(port), env_id, int(count), int(first), shared == "1"))
+        return
+    streams = 1_000 if args.quick else 10_000
+    seconds = 2.0 if args.quick else 5.0
+    results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "flags": FLAGS}
+    with (
+        flagstaff() as (url, process),
+        httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30) as api,
+    ):
+        client_side_id = seed(api)
+        wait_for_flags(url, client_side_id)
+        results["evalx"] = polling(url, client_side_id, seconds)
+        print(json.dumps(results["evalx"]), flush=True)
+    for shared in (False, True):
+        with (
+            flagstaff() as (url, process),
+            httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30) as api,
+        ):
+            client_side_id = seed(api)
+            wait_for_flags(url, client_side_id)
+            name = "fan_out_shared_context" if shared else "fan_out_distinct_contexts"
+            results[name] = fan_out(url, process, client_side_id, streams, shared)
+            print(json.dumps(results[name]), flush=True)
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
