@@ -201,7 +201,9 @@ def run_load(port: int, sdk_key: str, seconds: float, connections: int) -> dict[
 # flagstaff serve ---------------------------------------------------------------------------------
 
 
-def flagstaff(port: int, data_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
+def flagstaff(
+    port: int, data_dir: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     script = Path(sys.executable).with_name("flagstaff")
     data_dir.mkdir(parents=True, exist_ok=True)
     log = (data_dir / "server.log").open("ab")
@@ -220,7 +222,7 @@ def flagstaff(port: int, data_dir: Path, *extra: str) -> subprocess.Popen[bytes]
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN},
+        env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN, **(env or {})},
     )
 
 
@@ -298,7 +300,8 @@ def fill_journal(directory: Path, megabytes: int) -> int:
                 handle.write(frame)
                 size += len(frame)
                 written += len(frame)
-            handle.write(frame[: len(frame) // 2])  # torn: a write cut by the kill
+            if written >= target:
+                handle.write(frame[: len(frame) // 2])  # torn: a write cut by the kill
     return seq
 
 
@@ -334,21 +337,23 @@ def main() -> None:
             results["floor"] = run_load(port, "none", args.seconds, args.connections)
         finally:
             stop(floor)
-        # (a) flagstaff serve, all-in-one (its processor runs in the same process)
-        port = free_port()
-        server = flagstaff(port, root / "node")
-        try:
-            wait_up(port)
-            sdk_key = create_project(port)
-            results["flagstaff"] = run_load(port, sdk_key, args.seconds, args.connections)
-            results["flagstaff"]["ingest_status"] = status(port)["parts"]["ingest"]
-        finally:
-            stop(server)
-        results["ratio_floor_over_flagstaff"] = results["floor"]["events_per_s"] / max(
-            1.0, results["flagstaff"]["events_per_s"]
-        )
+        # (a) flagstaff serve: journal only (processing elsewhere, the scale-out shape), then
+        # all-in-one with its processor competing for the same CPU
+        for name, process in (("flagstaff_journal_only", "0"), ("flagstaff_all_in_one", "1")):
+            port = free_port()
+            server = flagstaff(port, root / name, env={"FLAGSTAFF_INGEST_PROCESS": process})
+            try:
+                wait_up(port)
+                sdk_key = create_project(port)
+                results[name] = run_load(port, sdk_key, args.seconds, args.connections)
+                results[name]["ingest_status"] = status(port)["parts"]["ingest"]
+            finally:
+                stop(server)
+            results[f"ratio_floor_over_{name}"] = results["floor"]["events_per_s"] / max(
+                1.0, results[name]["events_per_s"]
+            )
         # (b) recovery after SIGKILL with a large unprocessed journal
-        node = root / "node"
+        node = root / "recovery"
         records = fill_journal(node / "ingest" / "journal", args.recovery_mb)
         port = free_port()
         server = flagstaff(port, node)

@@ -116,3 +116,20 @@ async def test_a_failed_write_fails_its_waiters_and_leaves_no_record(tmp_path: P
     assert await append(journal, 2) == 3
     assert read_all(journal) == [1, 3]
     journal.close()
+
+
+async def test_a_restart_scans_only_the_tail_and_still_reads_everything(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, segment_bytes=1_000)
+    journal.recover()
+    for n in range(40):
+        await append(journal, n)
+    journal.close()
+    seen: list[int] = []
+    reopened = Journal(tmp_path, segment_bytes=1_000, tail_bytes=2_500)
+    recovery = reopened.recover(lambda record: seen.append(record.seq))
+    assert recovery.unscanned_segments > 0
+    assert seen == list(range(41 - len(seen), 41))
+    assert len(seen) < 40
+    assert await append(reopened, 40) == 41
+    assert read_all(reopened) == list(range(1, 42))
+    reopened.close()

@@ -37,6 +37,8 @@ class Recovery:
     torn_bytes: int
     """Bytes dropped from torn or corrupt tails (never acknowledged)."""
     next_seq: int
+    unscanned_segments: int
+    """Older segments opened without a scan (beyond the tail)."""
 
 
 def segment_name(first_seq: int) -> str:
@@ -55,9 +57,13 @@ class Journal:
     """Open with `recover` (blocking; replays every intact record to `visit`), then `append` from
     the event loop. `durable_seq` is the last record known to be on disk."""
 
-    def __init__(self, directory: Path, *, segment_bytes: int = 64 << 20) -> None:
+    def __init__(
+        self, directory: Path, *, segment_bytes: int = 64 << 20, tail_bytes: int = 128 << 20
+    ) -> None:
         self.directory = directory
         self.segment_bytes = segment_bytes
+        self.tail_bytes = tail_bytes
+        self._rotate = False
         self.segments: list[Segment] = []
         self.next_seq = 1
         self.durable_seq = 0
@@ -74,9 +80,18 @@ class Journal:
     # opening -----------------------------------------------------------------------------------
 
     def recover(self, visit: Callable[[Record], None] | None = None) -> Recovery:
-        """Scan every segment, cut torn tails, and open the last segment for appending."""
+        """Open the journal: scan the log tail (the newest segments, at least `tail_bytes`),
+        cut a torn tail, and open the last segment for appending. `visit` sees each scanned
+        record's header (its payload left empty). Older segments were sealed after an fsync and
+        are checked by their CRCs when read, so a large backlog does not slow a restart."""
         self.directory.mkdir(parents=True, exist_ok=True)
         paths = sorted(self.directory.glob(f"*{SUFFIX}"))
+        sizes = [path.stat().st_size for path in paths]
+        scan_from = len(paths) - 1
+        tail = sizes[-1] if sizes else 0
+        while scan_from > 0 and tail + sizes[scan_from - 1] <= self.tail_bytes:
+            scan_from -= 1
+            tail += sizes[scan_from]
         last_seq = 0
         floor = 1
         records = 0
@@ -84,8 +99,11 @@ class Journal:
         for index, path in enumerate(paths):
             first = int(path.stem)
             floor = max(floor, first)
+            if index < scan_from:
+                self.segments.append(Segment(first, path, sizes[index]))
+                continue
             data = path.read_bytes()
-            found = framing.scan(data)
+            found = framing.scan(data, payloads=False)
             records += len(found.records)
             for item in found.records:
                 last_seq = item.seq
@@ -107,7 +125,12 @@ class Journal:
             self._open_segment(self.next_seq)
         else:
             self._fd = os.open(self.segments[-1].path, os.O_WRONLY | os.O_APPEND)
-        return Recovery(records=records, torn_bytes=torn_bytes, next_seq=self.next_seq)
+        return Recovery(
+            records=records,
+            torn_bytes=torn_bytes,
+            next_seq=self.next_seq,
+            unscanned_segments=scan_from,
+        )
 
     def _open_segment(self, first_seq: int) -> None:
         path = self.directory / segment_name(first_seq)
@@ -197,8 +220,9 @@ class Journal:
     def _write(self, frames: list[bytes], first_seq: int) -> None:
         """Runs on the journal thread: one write and one fsync for the whole batch."""
         active = self.segments[-1]
-        if active.size >= self.segment_bytes:
+        if active.size >= self.segment_bytes or self._rotate:
             self._open_segment(first_seq)
+            self._rotate = False
             active = self.segments[-1]
         data = b"".join(frames)
         try:
@@ -212,6 +236,9 @@ class Journal:
             try:
                 os.ftruncate(self._fd, active.size)
             except OSError:
+                # the bytes stay; later batches go to a new segment, so they end this one
+                # where a reader stops, after every acknowledged record in it
+                self._rotate = True
                 log.exception("journal could not cut a failed write")
             raise
         with self._lock:
@@ -291,7 +318,7 @@ class JournalReader:
                 if len(head) < framing.FRAME.size:
                     return head
                 length = framing.FRAME.unpack(head)[0]
-                rest = handle.read(max(max_bytes, length))
+                rest = handle.read(max(max_bytes, min(length, framing.MAX_BODY)))
                 return head + rest
         except FileNotFoundError:
             return None

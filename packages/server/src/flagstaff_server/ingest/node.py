@@ -79,8 +79,10 @@ class IngestNode:
         recovery = await asyncio.to_thread(self.journal.recover, self._remember)
         self.recovery_seconds = time.monotonic() - started
         log.info(
-            "ingest journal recovered: %d records, %d torn bytes dropped, next seq %d (%.2fs)",
+            "ingest journal recovered: %d records scanned (%d older segments not), %d torn bytes "
+            "dropped, next seq %d (%.2fs)",
             recovery.records,
+            recovery.unscanned_segments,
             recovery.torn_bytes,
             recovery.next_seq,
             self.recovery_seconds,

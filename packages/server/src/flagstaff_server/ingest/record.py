@@ -51,7 +51,7 @@ def encode(record: Record) -> bytes:
     return FRAME.pack(len(body), zlib.crc32(body)) + body
 
 
-def decode_body(body: bytes | memoryview) -> Record:
+def decode_body(body: bytes | memoryview, *, payload: bool = True) -> Record:
     seq, received_ms, kind, project_len, environment_len, id_len = FIXED.unpack_from(body, 0)
     start = FIXED.size
     view = memoryview(body)
@@ -68,7 +68,7 @@ def decode_body(body: bytes | memoryview) -> Record:
         project=project,
         environment=environment,
         payload_id=payload_id,
-        payload=bytes(view[start:]),
+        payload=bytes(view[start:]) if payload else b"",
     )
 
 
@@ -83,9 +83,10 @@ class Scan:
     """Bytes followed the last intact record that do not form one (a torn or corrupt tail)."""
 
 
-def scan(data: bytes | memoryview, *, limit: int | None = None) -> Scan:
+def scan(data: bytes | memoryview, *, limit: int | None = None, payloads: bool = True) -> Scan:
     """Decode the intact records at the start of `data` (at most `limit`), stopping at the first
-    frame that is short or fails its CRC: such a frame was never acknowledged, so it is dropped."""
+    frame that is short or fails its CRC: such a frame was never acknowledged, so it is dropped.
+    `payloads=False` leaves each record's payload empty (a recovery scan needs only headers)."""
     view = memoryview(data)
     records: list[Record] = []
     ends: list[int] = []
@@ -102,7 +103,7 @@ def scan(data: bytes | memoryview, *, limit: int | None = None) -> Scan:
         if zlib.crc32(body) != crc:
             break
         try:
-            records.append(decode_body(body))
+            records.append(decode_body(body, payload=payloads))
         except (ValueError, UnicodeDecodeError):
             break
         offset = start + length
