@@ -156,6 +156,22 @@ def test_ld_sdk_gets_initial_values_and_a_streamed_change(
     expect(page.locator("#flag")).to_have_text("false", timeout=CHANGE_DEADLINE_MS)
 
 
+def test_ld_sdk_with_report_follows_pings(
+    deployment: Deployment, page_origin: str, page: object
+) -> None:
+    """With `useReport` the SDK polls with REPORT and streams pings from /ping: each ping makes it
+    poll again."""
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.goto(ld_url(page_origin, deployment, streaming="1", report="1"))
+    expect(page.locator("#status")).to_have_text("complete", timeout=10_000)
+    expect(page.locator("#flag")).to_have_text("true")
+    wait_until(lambda: deployment.streams() >= 1, what="the page's ping stream")
+    deployment.set_fallthrough("bool-flag", 0)
+    expect(page.locator("#flag")).to_have_text("false", timeout=CHANGE_DEADLINE_MS)
+
+
 def test_ld_sdk_without_streaming_sees_a_change_after_reidentify(
     deployment: Deployment, page_origin: str, page: object
 ) -> None:

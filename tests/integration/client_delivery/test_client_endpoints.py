@@ -171,9 +171,12 @@ def test_keyed_endpoints_refuse_missing_and_unknown_keys(
 
 
 def test_goals_are_an_empty_list(deployment: Deployment, http: httpx.Client) -> None:
-    response = http.get(f"/sdk/goals/{deployment.client_side_id}", headers={"Origin": ORIGIN})
+    url = f"/sdk/goals/{deployment.client_side_id}"
+    response = http.get(url, headers={"Origin": ORIGIN})
     assert (response.status_code, response.json()) == (200, [])
     assert response.headers["Access-Control-Allow-Origin"] == ORIGIN
+    again = http.get(url, headers={"If-None-Match": response.headers["ETag"]})
+    assert again.status_code == 304
 
 
 def test_preflight_allows_the_browser_sdk_headers(

@@ -102,6 +102,20 @@ def test_mobile_report_stream_and_ping_streams(deployment: Deployment, http: htt
             assert next_event(events, "ping")[0] == "ping"
 
 
+def test_browser_report_stream_gets_the_context_from_its_body(
+    deployment: Deployment, http: httpx.Client
+) -> None:
+    url = f"/eval/{deployment.client_side_id}"
+    headers = {"Content-Type": "application/json"}
+    with http.stream("REPORT", url, content=json.dumps(USER), headers=headers) as stream:
+        events = events_of(stream.iter_lines())
+        _, put = next_event(events, "put")
+        assert put["bool-flag"]["value"] is True
+        deployment.set_fallthrough("bool-flag", 0)
+        _, patch = next_event(events, "patch")
+        assert (patch["key"], patch["value"]) == ("bool-flag", False)
+
+
 def test_stream_with_reasons_patches_with_reasons(
     deployment: Deployment, http: httpx.Client
 ) -> None:

@@ -190,3 +190,15 @@ def test_x_api_key_header_is_accepted(deployment: Deployment) -> None:
     )
     assert response.status_code == 200, response.text
     assert response.json()["value"] == {"size": "xl", "items": [1, 2]}
+
+
+def test_single_flag_answers_304_to_its_etag(deployment: Deployment) -> None:
+    url = f"{deployment.url}/ofrep/v1/evaluate/flags/object-flag"
+    headers = {"Authorization": f"Bearer {deployment.sdk_key}"}
+    body = {"context": {"targetingKey": "user-1"}}
+    first = httpx.post(url, json=body, headers=headers)
+    etag = first.headers["ETag"]
+    again = httpx.post(url, json=body, headers={**headers, "If-None-Match": etag})
+    assert (again.status_code, again.content) == (304, b"")
+    other_flag = httpx.post(url.replace("object-flag", "string-flag"), json=body, headers=headers)
+    assert other_flag.headers["ETag"] != etag

@@ -65,6 +65,8 @@ Headers = list[tuple[bytes, bytes]]
 JSON = b"application/json"
 CONTEXT_LIMIT = 64 * 1024
 """Largest context body (REPORT, OFREP) accepted: far above any real context."""
+NO_GOALS_ETAG = b'"no-goals"'
+"""Goals (click/page-view experiments) are not supported: always the same empty list."""
 OFREP_INACTIVITY_SECONDS = 120
 """Providers may close the OFREP SSE stream after this long hidden (ADR-0008's default)."""
 
@@ -230,7 +232,11 @@ class ClientDelivery:
             return
         env = await self._authenticate(route, scope)
         if route.name == "goals":
-            await _respond(send, 200, b"[]", [(b"content-type", JSON), *cors])
+            headers = [(b"etag", NO_GOALS_ETAG), (b"cache-control", b"no-cache"), *cors]
+            if _matches(_header(scope, b"if-none-match"), NO_GOALS_ETAG):
+                await _respond(send, 304, b"", headers)
+                return
+            await _respond(send, 200, b"[]", [(b"content-type", JSON), *headers])
             return
         availability = VIEW[route.credential]
         if route.name == "ping":
@@ -435,8 +441,8 @@ class ClientDelivery:
             if _matches(_header(scope, b"if-none-match"), etag):
                 await _respond(send, 304, b"", headers)
                 return
-            body = self._ofrep_bulk(env, client, availability, scope)
-            await _respond(send, 200, orjson.dumps(body), [(b"content-type", JSON), *headers])
+            bulk = self._ofrep_bulk(env, client, availability, scope)
+            await _respond(send, 200, orjson.dumps(bulk), [(b"content-type", JSON), *headers])
             return
         data = self.cache.data(snapshot)
         flag = data.flag(key)
@@ -444,12 +450,19 @@ class ClientDelivery:
             missing = ofrep.Failure(status=404, code="FLAG_NOT_FOUND", details=f"no flag {key!r}")
             await _json(send, 404, missing.body(key), cors)
             return
+        view = f"{ofrep_view(availability)}:{key}"
+        etag = etag_of(snapshot.digest, view, client.fingerprint)
+        headers = [(b"etag", etag), (b"cache-control", b"no-cache"), *cors]
+        if _matches(_header(scope, b"if-none-match"), etag):
+            await _respond(send, 304, b"", headers)
+            return
         evaluation = evaluate(flag, client.context, data)
         error = ofrep.failure_of(evaluation)
         if error is not None:
             await _json(send, error.status, error.body(key), cors)
             return
-        await _json(send, 200, ofrep.success(key, flag, evaluation), cors)
+        body = orjson.dumps(ofrep.success(key, flag, evaluation))
+        await _respond(send, 200, body, [(b"content-type", JSON), *headers])
 
     def _ofrep_bulk(
         self, env: Environment, client: ClientContext, availability: Availability, scope: Scope
