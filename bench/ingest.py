@@ -352,7 +352,14 @@ def main() -> None:
             results[f"ratio_floor_over_{name}"] = results["floor"]["events_per_s"] / max(
                 1.0, results[name]["events_per_s"]
             )
-        # (b) recovery after SIGKILL with a large unprocessed journal
+        # (b) recovery after SIGKILL with a large unprocessed journal, beside the start of a
+        # node with an empty journal (interpreter, database, delivery: the part not ours)
+        port = free_port()
+        server = flagstaff(port, root / "empty")
+        try:
+            empty_start = wait_up(port)
+        finally:
+            stop(server)
         node = root / "recovery"
         records = fill_journal(node / "ingest" / "journal", args.recovery_mb)
         port = free_port()
@@ -368,6 +375,7 @@ def main() -> None:
             "journal_mb": args.recovery_mb,
             "records": records,
             "seconds_until_status_200": up,
+            "seconds_until_status_200_empty_journal": empty_start,
             "node_journal_scan_seconds": ingest.get("recoverySeconds"),
             "backlog_at_start": ingest.get("backlog"),
         }
