@@ -1,12 +1,13 @@
-"""Test support for scale-out: `flagstaff serve` as real processes (API and delivery roles), a
-private PostgreSQL server the test may stop, a Redis database of its own, the management calls
-that seed a project, and the official Python SDK pointed at a process.
+"""Test support for scale-out: `flagstaff serve` as real processes (API and delivery roles) or
+in this process, a private PostgreSQL server the test may stop, a Redis database of its own, the
+management calls that seed a project, and the official Python SDK pointed at a server.
 
 Shared by the tests in this directory; asserts nothing about Flagstaff itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import os
 import pwd
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +30,10 @@ import httpx
 import psutil
 import psycopg
 import redis
+import uvicorn
 from delivery_support import free_port
+from flagstaff_server.app import Flagstaff
+from flagstaff_server.settings import Settings
 from ldclient.client import LDClient
 from ldclient.config import Config
 from prerequisites import missing_prerequisite
@@ -157,6 +162,26 @@ def running(*servers: ServerProcess) -> Iterator[None]:
     finally:
         for server in servers:
             server.stop()
+
+
+@contextmanager
+def in_process(settings: Settings) -> Iterator[str]:
+    """The whole server in this process (uvicorn in a thread): no cold start of its own, for
+    tests that need no process boundary. Yields its URL."""
+    app = Flagstaff(settings, announce=lambda line: None)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app.asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: server.started or not thread.is_alive(), what="the server to start")
+        assert server.started, app.asgi.startup_error
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
 
 
 # PostgreSQL -------------------------------------------------------------------------------------
@@ -324,8 +349,8 @@ def ok(response: httpx.Response) -> Any:
     return response.json() if response.content else None
 
 
-def admin_client(server: ServerProcess) -> httpx.Client:
-    return httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=30)
+def admin_client(url: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30)
 
 
 def create_project(api: httpx.Client, key: str = "shop") -> str:

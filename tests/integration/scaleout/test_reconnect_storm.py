@@ -172,7 +172,7 @@ async def test_a_storm_of_1000_dropped_streams_keeps_the_node_up_bounded_and_cur
     raise_file_limit()
     limits = {"FLAGSTAFF_FULL_SENDS_PER_SECOND": str(FULL_SENDS_PER_SECOND)}
     server = ServerProcess([], tmp_path / "server", env=limits)
-    with running(server), admin_client(server) as api:
+    with running(server), admin_client(server.url) as api:
         sdk_key = await asyncio.to_thread(create_project, api)
         await asyncio.to_thread(create_flag, api, "a")
         idle = server.rss()

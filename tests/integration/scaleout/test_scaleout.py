@@ -1,8 +1,8 @@
 """Scale-out with real processes: `flagstaff serve --role api` and `--role delivery` sharing
 PostgreSQL and the Redis Streams change feed, with the official Python SDK 9.18.4 on the delivery
-process; the all-in-one process on PostgreSQL + Redis; and decoupling: the delivery node keeps
-serving with the API stopped, then with the database stopped, and restarted during the outage it
-serves its last snapshot at once."""
+process; the all-in-one server (in this process) on PostgreSQL + Redis; and decoupling: the
+delivery node keeps serving with the API stopped, then with the database stopped, and restarted
+during the outage it serves its last snapshot at once."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ from pathlib import Path
 
 import httpx
 import pytest
+from flagstaff_server.settings import Settings
 from ldclient import Context
 from scaleout_cluster import (
+    ADMIN,
     ServerProcess,
     admin_client,
     create_flag,
     create_project,
     dead_redis_url,
+    in_process,
     postgres_database,
     private_postgres,
     redis_database,
@@ -41,11 +44,13 @@ def _flags(url: str, sdk_key: str) -> dict[str, object]:
 
 def test_the_all_in_one_server_delivers_on_postgresql_and_the_redis_feed(tmp_path: Path) -> None:
     with postgres_database() as database, redis_database() as feed:
-        server = ServerProcess(["--database", database, "--redis", feed], tmp_path / "all")
-        with running(server), admin_client(server) as client:
+        settings = Settings(
+            data_dir=tmp_path, database_url=database, redis_url=feed, admin_token=ADMIN
+        )
+        with in_process(settings) as url, admin_client(url) as client:
             sdk_key = create_project(client)
             create_flag(client, "banner")
-            sdk = sdk_client(server.url, sdk_key)
+            sdk = sdk_client(url, sdk_key)
             try:
                 assert sdk.is_initialized()
                 assert sdk.variation("banner", USER, "x") == "off"
@@ -53,7 +58,7 @@ def test_the_all_in_one_server_delivers_on_postgresql_and_the_redis_feed(tmp_pat
                 wait_for(lambda: sdk.variation("banner", USER, "x") == "on", what="targeting")
             finally:
                 sdk.close()
-            parts = server.status()["parts"]
+            parts = httpx.get(f"{url}/status", timeout=10).json()["parts"]
             assert parts["store"]["backend"] == "postgresql"
             assert parts["changeFeed"]["kind"] == "redis"
 
@@ -80,7 +85,7 @@ def test_api_and_delivery_processes_share_postgresql_and_redis_and_delivery_outl
         with running(api, delivery):
             assert httpx.get(f"{delivery.url}/api/v2/projects").status_code == 404
             assert "api" not in delivery.status()["parts"]
-            with admin_client(api) as client:
+            with admin_client(api.url) as client:
                 sdk_key = create_project(client)
                 streaming = sdk_client(delivery.url, sdk_key)
                 assert streaming.is_initialized()
