@@ -1,11 +1,11 @@
 """The load generator `bench.delivery` runs in separate processes (never inside a server):
-`python -m bench.delivery_load MODE PORT COUNT PATH KEY OUTPUT [START]` (results go to the
-JSON file OUTPUT).
+`python -m bench.delivery_load MODE PORT COUNT PATH KEY OUTPUT ARG` (results go to the JSON file
+OUTPUT; ARG is CHANGES for `fanout`, START for `storm`).
 
 Streams are plain asyncio protocols (no task, no parser per connection) that only look for byte
 markers, so one process holds thousands of them cheaply. Modes:
 - `fanout`: open COUNT streams at a bounded pace; print `ready <n>` once each has its opening
-  payload; then record when each sees its first change event; write the results and exit.
+  payload; then record when each sees each of CHANGES change events; write the results and exit.
 - `storm`: at wall-clock START, open COUNT streams at once; a 503 is retried after its
   `Retry-After`; record when each has its whole opening payload; write the results and exit.
 Every phase has a deadline, so a broken server ends the run instead of hanging it.
@@ -45,17 +45,18 @@ class Tally:
 class StreamClient(asyncio.Protocol):
     """One SSE stream: notes when the opening payload is complete and when a change arrives."""
 
-    def __init__(self, request: bytes, tally: Tally) -> None:
+    def __init__(self, request: bytes, tally: Tally, changes: int = 1) -> None:
         self.request = request
         self.tally = tally
+        self.changes = changes
         self.settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         """Resolved once the opening payload is complete, the stream was shed or it ended."""
         self.tail = b""
         self.state = 0
         """0: waiting for the status line, 1: in the opening payload, 2: its end seen, 3: done."""
         self.opened_at = 0.0
-        self.changed_at = 0.0
-        self.stamp = 0.0
+        self.arrivals: list[tuple[float, float]] = []
+        """(when a change event arrived, the `ts-` stamp it carried or 0)."""
         self.retry_after = 0
         self.transport: asyncio.Transport | None = None
 
@@ -91,12 +92,13 @@ class StreamClient(asyncio.Protocol):
             return
         if self.state == 2 and any(marker in seen for marker in CHANGED):
             found = STAMP.search(seen)
-            self.stamp = float(found.group(1)) if found else 0.0
-            self.changed_at = now
+            self.arrivals.append((now, float(found.group(1)) if found else 0.0))
+            self.tail = b""
             self.tally.changed += 1
-            self.state = 3
-            if self.transport is not None:
-                self.transport.close()
+            if len(self.arrivals) == self.changes:
+                self.state = 3
+                if self.transport is not None:
+                    self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._settle()
@@ -125,20 +127,18 @@ async def wait_for(predicate: Callable[[], bool], seconds: float) -> None:
         await asyncio.sleep(0.05)
 
 
-async def fanout(port: int, count: int, path: str, key: str) -> dict[str, object]:
+async def fanout(port: int, count: int, path: str, key: str, changes: int) -> dict[str, object]:
     request = stream_request(path, key)
     tally = Tally()
-    clients = [StreamClient(request, tally) for _ in range(count)]
+    clients = [StreamClient(request, tally, changes) for _ in range(count)]
     for start in range(0, count, 250):
         await asyncio.gather(*(connect(port, c) for c in clients[start : start + 250]))
     await wait_for(lambda: tally.opened >= count, CONNECT_SECONDS)
     print(f"ready {tally.opened}", flush=True)
-    await wait_for(lambda: tally.changed >= tally.opened, CHANGE_SECONDS)
-    received = [c for c in clients if c.changed_at]
+    await wait_for(lambda: tally.changed >= tally.opened * changes, CHANGE_SECONDS * changes)
     return {
         "connected": sum(c.opened_at > 0 for c in clients),
-        "changed_at": [c.changed_at for c in received],
-        "stamps": [c.stamp for c in received],
+        "arrivals": [c.arrivals for c in clients if c.opened_at > 0],
     }
 
 
@@ -181,7 +181,7 @@ def main() -> None:
 
     mode, port, count, path, key, output = sys.argv[1:7]
     if mode == "fanout":
-        result = uvloop.run(fanout(int(port), int(count), path, key))
+        result = uvloop.run(fanout(int(port), int(count), path, key, int(sys.argv[7])))
     else:
         result = uvloop.run(storm(int(port), int(count), path, key, float(sys.argv[7])))
     Path(output).write_bytes(orjson.dumps(result))
