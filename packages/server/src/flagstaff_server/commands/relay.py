@@ -18,6 +18,7 @@ from typing import Any
 import uvicorn
 
 from flagstaff_server.commands.error import CommandError
+from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.relay import Relay, load_config
 from flagstaff_server.relay.config import ENV_PREFIX, with_overrides
 from flagstaff_server.settings import SettingsError
@@ -87,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
             host=config.host,
             port=config.port,
             loop="uvloop" if sys.platform != "win32" else "asyncio",
-            http="httptools",
+            # delivery's connection protocol: SDK streams are served on the connection itself
+            http=protocol_for(lambda: relay.node),
             lifespan="on",
             log_level=args.log_level,
             timeout_graceful_shutdown=args.shutdown_seconds,

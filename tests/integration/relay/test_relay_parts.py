@@ -1,0 +1,226 @@
+"""The relay's parts without processes: configuration (file and environment, errors naming the
+setting, the CLI's exit status), the diff from upstream data to per-item changes, and the event
+forwarder against a fake upstream transport (retry on 503, set aside on 401, never dropped)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from delivery_support import flag, segment
+from flagstaff_core import decode_data, decode_flag
+from flagstaff_server.cli import main
+from flagstaff_server.delivery.snapshot import apply_change, build_snapshot
+from flagstaff_server.relay.config import EventsConfig, load_config, parse_config
+from flagstaff_server.relay.forwarder import EventForwarder
+from flagstaff_server.relay.reconcile import ItemChange, changes_from_data, changes_from_json
+from flagstaff_server.relay.spool import EventSpool
+from flagstaff_server.settings import SettingsError
+
+BASE = Path("/etc/relay")
+
+
+def _parse(text: str, environ: dict[str, str] | None = None) -> object:
+    import tomllib
+
+    return parse_config(tomllib.loads(text), environ or {}, base=BASE)
+
+
+def test_a_config_file_with_environment_overrides() -> None:
+    config = parse_config(
+        {
+            "relay": {"upstream": ["http://a:8030/", "http://b:8030"], "port": 9000},
+            "redis": {"url": "redis://127.0.0.1:6379/0"},
+            "environments": {"production": {"sdk_key": "sdk-1", "mobile_key": "mob-1"}},
+        },
+        {
+            "FLAGSTAFF_RELAY_PORT": "9100",
+            "FLAGSTAFF_RELAY_ENV_PRODUCTION_SECURE_MODE": "true",
+            "FLAGSTAFF_RELAY_ENV_STAGING_SDK_KEY": "sdk-2",
+            "FLAGSTAFF_RELAY_ENV_STAGING_REDIS_PREFIX": "staging",
+            "FLAGSTAFF_RELAY_REDIS_PREFIX": "edge",
+        },
+        base=BASE,
+    )
+    assert config.upstream == ("http://a:8030", "http://b:8030")
+    assert config.port == 9100
+    production, staging = config.environments
+    assert (production.name, production.sdk_key, production.secure_mode) == (
+        "production",
+        "sdk-1",
+        True,
+    )
+    assert (staging.name, staging.sdk_key) == ("staging", "sdk-2")
+    assert config.redis is not None
+    assert [config.redis_prefix(env) for env in config.environments] == ["edge", "staging"]
+    assert config.data_dir == BASE / "relay-data"
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[relay]\nupstream=['http://a']\n", "environments"),
+        ("[relay]\nupstream=['http://a']\n[environments.p]\nmobile_key='m'\n", "sdk_key"),
+        ("[environments.p]\nsdk_key='k'\n", "upstream"),
+        ("[relay]\nupstream=['ftp://a']\n[environments.p]\nsdk_key='k'\n", "upstream"),
+        ("[relay]\nupstream=['http://a']\nport='x'\n[environments.p]\nsdk_key='k'\n", "port"),
+        (
+            "[relay]\nupstream=['http://a']\n[redis]\nurl='redis://r'\n"
+            "[environments.p]\nsdk_key='k'\n[environments.q]\nsdk_key='j'\n",
+            "redis_prefix",
+        ),
+        (
+            "[relay]\nupstream=['http://a']\nprotocol='v9'\n[environments.p]\nsdk_key='k'\n",
+            "protocol",
+        ),
+    ],
+)
+def test_bad_settings_are_refused_naming_the_setting(text: str, named: str) -> None:
+    with pytest.raises(SettingsError, match=named):
+        _parse(text)
+
+
+def test_the_cli_refuses_a_bad_config_with_exit_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "relay.toml"
+    path.write_text("[relay\nport = 1\n")
+    assert main(["relay", "--config", str(path)]) == 2
+    assert "not valid TOML" in capsys.readouterr().err
+    assert main(["relay", "--config", str(tmp_path / "missing.toml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_the_example_config_in_the_docs_is_valid() -> None:
+    example = Path(__file__).resolve().parents[3] / "docs" / "examples" / "relay.toml"
+    config = load_config(example, {})
+    assert config.environments
+    assert config.upstream
+
+
+# the diff -----------------------------------------------------------------------------------
+
+
+def test_the_diff_keeps_upstream_versions_and_orders_by_them() -> None:
+    snapshot = build_snapshot(
+        "p", "e", seq=1, flags={"a": flag("a", 2), "b": flag("b", 5)}, segments={}
+    )
+    upstream = decode_data(
+        {
+            "flags": {"a": flag("a", 3, on=False), "b": flag("b", 5), "c": flag("c", 1)},
+            "segments": {"s": segment("s", 4)},
+        }
+    )
+    changes = sorted(changes_from_data(snapshot, upstream), key=lambda c: (c.kind, c.key))
+    assert [(c.kind, c.key, c.version) for c in changes] == [
+        ("flag", "a", 3),
+        ("flag", "c", 1),
+        ("segment", "s", 4),
+    ]
+    assert decode_flag(changes[0].item or {}) == upstream.flags["a"]
+
+
+def test_items_gone_from_upstream_are_deleted_above_the_held_version() -> None:
+    snapshot = build_snapshot("p", "e", seq=1, flags={"a": flag("a", 7)}, segments={})
+    # a put without `a`, and a poll that tombstoned it at the same version
+    assert changes_from_data(snapshot, decode_data({"flags": {}, "segments": {}})) == [
+        ItemChange("flag", "a", 8, None)
+    ]
+    tombstone = decode_data({"flags": {"a": {"key": "a", "version": 7, "deleted": True}}})
+    assert changes_from_data(snapshot, tombstone) == [ItemChange("flag", "a", 8, None)]
+
+
+def test_an_upstream_restored_to_older_versions_still_reaches_sdks() -> None:
+    snapshot = build_snapshot("p", "e", seq=1, flags={"a": flag("a", 9)}, segments={})
+    restored = decode_data({"flags": {"a": flag("a", 4, on=False)}, "segments": {}})
+    [change] = changes_from_data(snapshot, restored)
+    assert change.version == 10
+    applied = apply_change(
+        snapshot,
+        seq=2,
+        kind="flag",
+        key="a",
+        version=change.version,
+        item=change.item,
+        log_limit=10,
+    )
+    assert applied is not None
+    assert applied.snapshot.decoded()["flags"]["a"]["on"] is False
+    # and applying the diff again changes nothing
+    assert changes_from_data(applied.snapshot, restored) == []
+
+
+def test_a_data_file_edited_without_a_version_bump_is_a_change() -> None:
+    snapshot = build_snapshot("p", "e", seq=1, flags={"a": flag("a", 2)}, segments={})
+    assert changes_from_json(snapshot, {"a": flag("a", 2)}, {}) == []
+    [change] = changes_from_json(snapshot, {"a": flag("a", 2, on=False)}, {})
+    assert (change.key, change.version) == ("a", 3)
+    assert change.item is not None
+    assert change.item["on"] is False
+
+
+# the forwarder ------------------------------------------------------------------------------
+
+
+async def test_the_forwarder_retries_while_upstream_fails_and_sets_refused_payloads_aside(
+    tmp_path: Path,
+) -> None:
+    answers = {"p-ok": [503, 503, 202], "p-refused": [401]}
+    seen: list[tuple[str, str, str]] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        payload_id = request.headers["x-launchdarkly-payload-id"]
+        seen.append((request.url.path, payload_id, request.headers.get("authorization", "")))
+        return httpx.Response(answers[payload_id].pop(0))
+
+    spool = EventSpool(tmp_path / "events")
+    await asyncio.to_thread(spool.recover)
+    config = parse_config(
+        {"relay": {"upstream": ["http://up"]}, "environments": {"e": {"sdk_key": "sdk-e"}}},
+        {},
+        base=tmp_path,
+    )
+    events = EventsConfig(retry_seconds=0.01, retry_max_seconds=0.02)
+    forwarder = EventForwarder(
+        spool,
+        events,
+        config.upstream,
+        {"e": config.environments[0]},
+        transport=httpx.MockTransport(handle),
+    )
+    for payload_id in ("p-ok", "p-refused"):
+        await spool.append(
+            route="bulk",
+            environment="e",
+            payload_id=payload_id,
+            received_ms=0,
+            headers={},
+            payload=json.dumps([{"kind": "custom"}]).encode(),
+        )
+    task = asyncio.create_task(forwarder.run())
+    try:
+        for _ in range(1000):  # a poll with a 10 s deadline
+            if not spool.pending:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError(f"still spooled after 10 s: {spool.pending}")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        spool.close()
+    assert seen == [
+        ("/bulk", "p-ok", "sdk-e"),
+        ("/bulk", "p-ok", "sdk-e"),
+        ("/bulk", "p-ok", "sdk-e"),
+        ("/bulk", "p-refused", "sdk-e"),
+    ]
+    assert forwarder.counts["forwarded"] == 1
+    assert forwarder.counts["retry"] == 2
+    assert spool.rejected == 1
+    assert [p.name for p in (tmp_path / "events" / "rejected").iterdir()] == [
+        "00000000000000000002.event"
+    ]
