@@ -1,8 +1,8 @@
 """A reconnect storm against a real `flagstaff serve` process: 1,000 raw asyncio SSE clients on
 `/all` drop their streams at once and reconnect at once, twice, while a flag changes through the
-management API. The node stays up, sheds what its full-send rate cannot take (503 +
-Retry-After), its memory stays within a per-connection bound, and every client ends up connected
-with the current flag."""
+management API. The node stays up, sheds what its full-send rate cannot take (503; the clients
+back off as the SDKs' event sources do), its memory stays within a per-connection bound, and every
+client ends up connected with the current flag."""
 
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ class Client:
     connected: bool = False
     version: int = 0
     writer: asyncio.StreamWriter | None = None
+    refusals: int = 0
+    """503s in a row, for the backoff."""
 
 
 @dataclass
@@ -83,13 +85,17 @@ class Swarm:
             name, _, value = line.decode().partition(":")
             headers[name.lower()] = value.strip()
         if b" 503 " in status:
+            assert int(headers["retry-after"]) >= 1
             self.shed += 1
             client.writer.close()
             client.writer = None
-            # honour Retry-After, spread out as SDKs spread their retries
-            await asyncio.sleep(float(headers["retry-after"]) * random.random())
+            # as the SDKs' event sources do: 1 s doubling per refusal, half of it jitter
+            client.refusals += 1
+            backoff = min(30.0, 2.0 ** (client.refusals - 1))
+            await asyncio.sleep(backoff * (0.5 + 0.5 * random.random()))
             return
         assert b" 200 " in status, status
+        client.refusals = 0
         assert headers["transfer-encoding"] == "chunked"
         client.connected = True
         buffer = b""
