@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flagstaff_core import (
     Context,
@@ -18,6 +18,7 @@ from flagstaff_core import (
     ErrorKind,
     Evaluation,
     EvaluationDetail,
+    Flag,
     Reason,
     ValueType,
     all_flags_state,
@@ -33,6 +34,9 @@ from flagstaff_sdk.event_sink import EventSink, NullEventSink, create_event_sink
 from flagstaff_sdk.notifier import FlagChangeListener, FlagValueListener, Notifier, StatusListener
 from flagstaff_sdk.status import DataSourceStatus
 from flagstaff_sdk.store import Store
+
+if TYPE_CHECKING:
+    from flagstaff_sdk.events.stats import EventStats
 
 _NOT_READY = Evaluation(
     flag=None, detail=EvaluationDetail(None, None, Reason.error(ErrorKind.CLIENT_NOT_READY))
@@ -63,6 +67,8 @@ class _Shell:
         self._system.initialize()
         self._events: EventSink = create_event_sink(config)
         self._events_on = not isinstance(self._events, NullEventSink)
+        # a processor that keeps diagnostics hears of every stream attempt
+        self._system.report_stream_inits(getattr(self._events, "record_stream_init", None))
         self._closed = False
         self._system.start()
 
@@ -177,10 +183,25 @@ class _Shell:
         if resolved is not None:
             self._events.record_identify(resolved)
 
+    def event_stats(self) -> EventStats | None:
+        """The event processor's counters (delivered, dropped by reason, spooled, disabled);
+        None when events are off or the configured sink keeps no counters."""
+        read = getattr(self._events, "stats", None)
+        if read is None:
+            return None
+        stats: EventStats = read()
+        return stats
+
     def secure_mode_hash(self, context: Context) -> str:
         return secure_mode_hash(self._config.sdk_key, context)
 
     # state and listeners -----------------------------------------------------------------------
+
+    def flag(self, key: str) -> Flag | None:
+        """The flag as the client holds it now (None when absent or there is no data yet); for
+        integrations such as the OpenFeature provider that explain a result from its rules."""
+        data = self._store.data
+        return None if data is None else data.flag(key)
 
     def is_initialized(self) -> bool:
         """Whether there is data to evaluate (from the network, the disk cache, files or test

@@ -45,6 +45,9 @@ log = logging.getLogger("flagstaff_sdk")
 
 USER_AGENT = "FlagstaffPythonSDK/0.1.0"
 
+StreamInitReporter = Callable[[int, int, bool], None]
+"""`(started_epoch_ms, duration_ms, failed)` of one stream attempt (diagnostic `streamInits`)."""
+
 
 def error_info(exc: BaseException, at: float) -> ErrorInfo:
     if isinstance(exc, HttpStatusError):
@@ -96,6 +99,7 @@ class DataSystem:
         self._cache_dirty: asyncio.Event | None = None
         self._cache_revision = -1
         self._custom: DataSource | None = config.data_source
+        self._stream_init_reporter: StreamInitReporter | None = None
         self._file_source: FileSource | None = None
         if config.data_files:
             self._file_source = FileSource(
@@ -103,6 +107,22 @@ class DataSystem:
                 auto_reload=config.auto_reload,
                 interval=timing.file_reload_interval,
             )
+
+    def report_stream_inits(self, reporter: StreamInitReporter | None) -> None:
+        """`reporter(started_ms, duration_ms, failed)` after each stream attempt that became
+        healthy or failed (for diagnostic `streamInits`); call before `start()`."""
+        self._stream_init_reporter = reporter
+
+    def _stream_init(self, started_wall: float, started: float, *, failed: bool) -> None:
+        reporter = self._stream_init_reporter
+        if reporter is None:
+            return
+        duration_ms = int((self.clock.monotonic() - started) * 1000)
+        try:
+            reporter(int(started_wall * 1000), max(0, duration_ms), failed)
+        except Exception:
+            # diagnostics must never disturb the stream
+            log.exception("reporting a stream init failed")
 
     # initializers (synchronous, before the loop) -----------------------------------------------
 
@@ -276,12 +296,19 @@ class DataSystem:
         while True:
             region = self.regions.pick()
             healthy = False
+            started_wall, started = self.clock.wall(), self.clock.monotonic()
 
-            def apply(change: ChangeSet, region: Region = region) -> None:
+            def apply(
+                change: ChangeSet,
+                region: Region = region,
+                started_wall: float = started_wall,
+                started: float = started,
+            ) -> None:
                 nonlocal healthy
                 # status first: whoever sees the new data also sees a VALID status
                 if not healthy:
                     healthy = True
+                    self._stream_init(started_wall, started, failed=False)
                     backoff.healthy()
                     self.regions.succeeded(region)
                     self._set_stream_valid(True, region)
@@ -326,6 +353,7 @@ class DataSystem:
             if error is None or not isinstance(error, Exception):
                 error = SourceError("the stream ended")
             if not healthy:
+                self._stream_init(started_wall, started, failed=True)
                 self.regions.failed(region)
             delay = self._failure_delay(error, backoff)
             self._record_error(error)

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flagstaff_core import Flag, ValueType
 from openfeature.evaluation_context import EvaluationContext
-from openfeature.event import ProviderEventDetails
+from openfeature.event import ProviderEvent, ProviderEventDetails
 from openfeature.exception import ErrorCode, ProviderNotReadyError
 from openfeature.flag_evaluation import FlagResolutionDetails, FlagValueType, Reason
-from openfeature.provider import AbstractProvider, Metadata
+from openfeature.provider import AbstractProvider, FeatureProvider, Metadata, ProviderStatus
 from openfeature.track import TrackingEventDetails
 
 from flagstaff_sdk.client import AsyncClient, Client
@@ -29,6 +30,11 @@ from flagstaff_sdk.status import DataSourceState, DataSourceStatus
 log = logging.getLogger(__name__)
 
 PROVIDER_NAME = "flagstaff"
+STALE_AFTER_READY_TIMEOUT = 5.0
+"""How long the STALE that follows an initialization from cached data waits for OpenFeature's
+registry to have announced READY (it does so right after `initialize` returns)."""
+
+_Emit = Callable[[FeatureProvider, ProviderEvent, ProviderEventDetails], None]
 
 _Convert = Callable[[Any], tuple[bool, Any]]
 """A value of the requested type (True, value), or (False, None) when it has another type."""
@@ -60,7 +66,9 @@ class FlagstaffProvider(AbstractProvider):
     already) and fails with PROVIDER_NOT_READY otherwise; READY follows when data arrives.
     Afterwards: data-source INTERRUPTED emits STALE, OFF emits ERROR, VALID again emits READY,
     and every changed flag emits CONFIGURATION_CHANGED with `flags_changed=[key]`.
-    `shutdown` closes a `Client` when `close_client` is true (it is by default).
+    Initialized while the client is INTERRUPTED (serving cached data), the READY that OpenFeature
+    announces is followed at once by STALE. `shutdown` closes a `Client` when `close_client` is
+    true (it is by default).
     """
 
     def __init__(
@@ -79,11 +87,20 @@ class FlagstaffProvider(AbstractProvider):
         self._shut_down = False
         self._state = DataSourceState.INITIALIZING
         """The state the last provider event stood for (INITIALIZING: no event yet)."""
+        self._registry_status: Callable[[FeatureProvider], ProviderStatus] | None = None
 
     def get_metadata(self) -> Metadata:
         return Metadata(name=PROVIDER_NAME)
 
     # lifecycle and events ---------------------------------------------------------------------
+
+    def attach(self, on_emit: _Emit) -> None:
+        super().attach(on_emit)
+        # OpenFeature's registry attaches its own dispatcher; its status lets a STALE wait
+        # until the registry has announced the READY that follows `initialize`.
+        self._registry_status = getattr(
+            getattr(on_emit, "__self__", None), "get_provider_status", None
+        )
 
     def initialize(self, evaluation_context: EvaluationContext) -> None:
         with self._lock:
@@ -102,6 +119,30 @@ class FlagstaffProvider(AbstractProvider):
                 self._state = DataSourceState.VALID if ready else DataSourceState.OFF
         if not ready:
             raise ProviderNotReadyError("the Flagstaff client has no flag data yet")
+        if self._client.data_source_status().state is DataSourceState.INTERRUPTED:
+            threading.Thread(
+                target=self._stale_after_ready, name="flagstaff-openfeature-stale", daemon=True
+            ).start()
+
+    def _stale_after_ready(self) -> None:
+        """Emit STALE once the registry shows READY, unless the status moved on meanwhile."""
+        read = self._registry_status
+        deadline = time.monotonic() + STALE_AFTER_READY_TIMEOUT
+        while read is not None and read(self) is not ProviderStatus.READY:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.005)
+        status = self._client.data_source_status()
+        with self._lock:
+            if self._shut_down or self._state is not DataSourceState.VALID:
+                return
+            if status.state is not DataSourceState.INTERRUPTED:
+                return
+            self._state = DataSourceState.INTERRUPTED
+        message = None if status.last_error is None else status.last_error.message
+        self.emit_provider_stale(
+            ProviderEventDetails(message=message or "serving cached flag data")
+        )
 
     def shutdown(self) -> None:
         with self._lock:
@@ -173,13 +214,8 @@ class FlagstaffProvider(AbstractProvider):
         return resolution_of(detail, flag, value)
 
     def _flag(self, key: str) -> Flag | None:
-        """The flag as the client holds it now, for rollout reasons and metadata.
-
-        Reads the client's store (no public accessor exists yet); None when unavailable.
-        """
-        data = getattr(getattr(self._client, "_store", None), "data", None)
-        flag = None if data is None else data.flag(key)
-        return flag if isinstance(flag, Flag) else None
+        """The flag as the client holds it now, for rollout reasons and metadata."""
+        return self._client.flag(key)
 
     def resolve_boolean_details(
         self,
