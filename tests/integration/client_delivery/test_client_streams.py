@@ -94,6 +94,8 @@ def test_mobile_report_stream_and_ping_streams(deployment: Deployment, http: htt
         for events in pings:
             assert next_event(events, "ping")[0] == "ping"  # on connect: poll once more
         wait_until(lambda: deployment.streams() >= 3, what="three streams registered")
+        status = deployment.api.get("/status").json()["parts"]["delivery"]
+        assert status["clientStreams"] == 3
 
         deployment.set_fallthrough("mobile-flag", 0)
         _, patch = next_event(mobile_events, "patch")

@@ -281,4 +281,16 @@ class Flagstaff:
             "current": node.current,
             "position": node.position,
             "environments": len(node.store.environments),
+            **self.client_delivery_status(),
+        }
+
+    def client_delivery_status(self) -> dict[str, Any]:
+        client = self.client_delivery
+        if client is None:
+            return {}
+        reevaluator = client.reevaluator
+        return {
+            "clientStreams": reevaluator.open_streams,
+            "clientReevaluationCpuSeconds": round(reevaluator.cpu_seconds, 3),
+            "clientLastPassSeconds": round(reevaluator.last_pass_seconds, 3),
         }
