@@ -1,6 +1,7 @@
-"""The official `launchdarkly-server-sdk` as benchmark runners: its public `variation_detail`, and
-its internal `Evaluator.evaluate` (reached through the client's private attributes, so the two
-share one store). The client reads a file data source and sends no events.
+"""The official `launchdarkly-server-sdk` as benchmark runners: its public `variation_detail`, its
+internal `Evaluator.evaluate` (reached through the client's private attributes, so the two share
+one store), and its public `variation` with events off and on. Clients read a file data source;
+with events on they post to the loopback sink in `bench.eval.sink`.
 """
 
 from __future__ import annotations
@@ -26,17 +27,23 @@ DEFAULT = "<default>"
 
 
 class LaunchDarklyClient:
-    """One `LDClient` over a temporary data file; both runners below evaluate through it."""
+    """One `LDClient` over a temporary data file; the runners below evaluate through it. With
+    `events_uri` it sends analytics events there (default flush interval and capacities)."""
 
-    def __init__(self, data: Json) -> None:
+    def __init__(self, data: Json, *, events_uri: str | None = None) -> None:
         logging.getLogger("ldclient").setLevel(logging.WARNING)
         self._directory = tempfile.TemporaryDirectory(prefix="flagstaff-bench-")
         path = Path(self._directory.name) / "data.json"
         path.write_text(json.dumps(data))
+        events: dict[str, Any] = (
+            {"send_events": False}
+            if events_uri is None
+            else {"send_events": True, "events_uri": events_uri}
+        )
         config = Config(
             "bench-sdk-key",
             update_processor_class=Files.new_data_source(paths=[str(path)]),
-            send_events=False,
+            **events,
         )
         self.client = LDClient(config=config, start_wait=5)
         if not self.client.is_initialized():
@@ -60,6 +67,7 @@ class PublicRunner:
 
     label = "LD variation_detail (public)"
     side = "peer"
+    group = "evaluator"
 
     def __init__(self, shared: LaunchDarklyClient) -> None:
         self._client = shared.client
@@ -81,6 +89,7 @@ class InternalRunner:
 
     label = "LD Evaluator.evaluate (internal)"
     side = "peer"
+    group = "evaluator"
 
     def __init__(self, shared: LaunchDarklyClient) -> None:
         client: Any = shared.client
@@ -97,6 +106,42 @@ class InternalRunner:
             contexts=build_contexts(case),
             answer=_answer_from_result,
         )
+
+    def close(self) -> None:
+        pass
+
+
+class VariationRunner:
+    """`LDClient.variation(key, context, default)`, with events off or on. With events on, each
+    timed repeat ends with a wait until the SDK's event thread has summarised every evaluation
+    recorded (`settle`), so that work is counted. Flushes happen on the SDK's own timer."""
+
+    side = "peer"
+
+    def __init__(self, shared: LaunchDarklyClient, *, events: bool) -> None:
+        self._client: Any = shared.client
+        self.group = "events on" if events else "events off"
+        self.label = f"LD variation, {self.group}"
+        self._events = events
+
+    def prepare(self, case: Case) -> Prepared:
+        return Prepared(
+            call=partial(self._client.variation, case.flag_key, default=DEFAULT),
+            contexts=build_contexts(case),
+            answer=_answer_from_detail,
+            detail=partial(self._client.variation_detail, case.flag_key, default=DEFAULT),
+            settle=self._settle if self._events else None,
+        )
+
+    def _settle(self) -> None:
+        self._client._event_processor._wait_until_inactive()
+
+    def remarks(self) -> list[str]:
+        """Whether the SDK dropped events while timed (its inbox was full): numbers would
+        then flatter it."""
+        if self._events and getattr(self._client._event_processor, "_inbox_full", False):
+            return [f"{self.label}: its event inbox overflowed, some evaluations were not recorded"]
+        return []
 
     def close(self) -> None:
         pass

@@ -19,6 +19,7 @@ GOAL_RATIO = 5.0
 class RunnerInfo:
     label: str
     side: str
+    group: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,10 +29,10 @@ class CaseResult:
 
 
 def ratio_pairs(runners: Sequence[RunnerInfo]) -> list[tuple[str, str]]:
-    """(flagstaff label, peer label) for every pair to compare."""
-    ours = [r.label for r in runners if r.side == "flagstaff"]
-    peers = [r.label for r in runners if r.side == "peer"]
-    return [(mine, peer) for mine in ours for peer in peers]
+    """(flagstaff label, peer label) for every pair to compare: same group, opposite sides."""
+    ours = [r for r in runners if r.side == "flagstaff"]
+    peers = [r for r in runners if r.side == "peer"]
+    return [(mine.label, peer.label) for mine in ours for peer in peers if mine.group == peer.group]
 
 
 def ratio(result: CaseResult, mine: str, peer: str) -> float:
@@ -43,7 +44,7 @@ def format_table(runners: Sequence[RunnerInfo], results: Sequence[CaseResult]) -
     name_width = max(len("case"), *(len(r.case.name) for r in results))
     lines = ["µs per evaluation: median of repeats (min in brackets); ratio = peer / flagstaff"]
     for index, info in enumerate(runners, start=1):
-        lines.append(f"  [{index}] {info.label} ({info.side})")
+        lines.append(f"  [{index}] {info.label} ({info.side}; {info.group})")
     labels = [info.label for info in runners]
     pair_names = [f"[{labels.index(peer) + 1}]/[{labels.index(mine) + 1}]" for mine, peer in pairs]
     header = f"{'case':<{name_width}}  " + "  ".join(
@@ -79,7 +80,7 @@ def build_document(
         "unit": "microseconds per evaluation",
         "repeats": repeats,
         "environment": environment,
-        "runners": [{"label": r.label, "side": r.side} for r in runners],
+        "runners": [{"label": r.label, "side": r.side, "group": r.group} for r in runners],
         "cases": [
             {
                 "name": result.case.name,

@@ -25,19 +25,31 @@ class Answer:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Prepared:
-    """One case ready to time: `call(context)` is the measured call, for each of `contexts`."""
+    """One case ready to time: `call(context)` is the measured call, for each of `contexts`.
+
+    `answer` turns a result into an `Answer`. A call that returns a bare value (a public
+    `variation`) names `detail`, the same client's detail call, for the agreement check, and
+    `answer` then maps `call`'s value for comparison with the detail's. `settle`, when given, is
+    timed with every repeat: it waits until the work the calls left to background threads (event
+    summarising, a flush) is done, so that work counts against the evaluations.
+    """
 
     call: Callable[[Any], object]
     contexts: tuple[object, ...]
     answer: Callable[[object], Answer]
+    detail: Callable[[Any], object] | None = None
+    settle: Callable[[], None] | None = None
 
 
 class Runner(Protocol):
-    """An evaluator under test. Flagstaff's Python SDK (its public `variation`) joins later as
-    another `side = "flagstaff"` runner in the list built by `bench.eval.__main__.main`."""
+    """An evaluator under test, in the list built by `bench.eval.__main__.main`. Ratios compare
+    runners of the same `group` ("evaluator", "events off", "events on") across sides."""
 
     @property
     def label(self) -> str: ...
+
+    @property
+    def group(self) -> str: ...
 
     @property
     def side(self) -> str:
@@ -54,6 +66,7 @@ class CoreRunner:
 
     label = "flagstaff core evaluate"
     side = "flagstaff"
+    group = "evaluator"
 
     def __init__(self, data: Json) -> None:
         import flagstaff_core

@@ -29,8 +29,14 @@ class Timing:
         return min(self.samples_ns)
 
 
-def time_once(call: Callable[[Any], object], contexts: Sequence[object], rounds: int) -> float:
-    """Nanoseconds per evaluation over `rounds` passes through `contexts`."""
+def time_once(
+    call: Callable[[Any], object],
+    contexts: Sequence[object],
+    rounds: int,
+    settle: Callable[[], None] | None = None,
+) -> float:
+    """Nanoseconds per evaluation over `rounds` passes through `contexts`, `settle()` (work the
+    calls left to background threads) included."""
     passes = range(rounds)
     enabled = gc.isenabled()
     gc.disable()
@@ -39,6 +45,8 @@ def time_once(call: Callable[[Any], object], contexts: Sequence[object], rounds:
         for _ in passes:
             for context in contexts:
                 call(context)
+        if settle is not None:
+            settle()
         elapsed = time.perf_counter_ns() - start
     finally:
         if enabled:
