@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 def test_official_sdk_events_show_in_insights_with_exact_counts(tmp_path: Path) -> None:
     server = ServerProcess(args=[], data_dir=tmp_path / "node")
-    with running(server), admin_client(server) as api:
+    with running(server), admin_client(server.url) as api:
         sdk_key = create_project(api)
         create_flag(api, "checkout")
         switch_on(api, "checkout")

@@ -39,7 +39,7 @@ SEND_SECONDS = 120.0
 def test_sigkill_three_times_counts_every_acknowledged_payload_once(tmp_path: Path) -> None:
     server = ServerProcess(args=[], data_dir=tmp_path / "node")
     rng = random.Random()
-    with running(server), admin_client(server) as api:
+    with running(server), admin_client(server.url) as api:
         sdk_key = create_project(api)
         payloads = [payload(index) for index in range(PAYLOADS)]
         acknowledged: set[int] = set()

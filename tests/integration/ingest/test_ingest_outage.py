@@ -44,7 +44,7 @@ def test_store_stopped_mid_send_then_exact_counts_after_recovery(tmp_path: Path)
             data_dir=tmp_path / "node",
             env={"FLAGSTAFF_ANALYTICS_DATABASE_URL": postgres.url},
         )
-        with running(server), admin_client(server) as api:
+        with running(server), admin_client(server.url) as api:
             sdk_key = create_project(api)
             sent: list[Payload] = []
             acknowledged_while_down: list[int] = []
@@ -118,7 +118,7 @@ def test_over_the_disk_budget_answers_503_with_retry_after_and_keeps_the_rest(
             "FLAGSTAFF_INGEST_DISK_BUDGET_BYTES": "20000",
         },
     )
-    with running(server), admin_client(server) as api, httpx.Client(timeout=10) as client:
+    with running(server), admin_client(server.url) as api, httpx.Client(timeout=10) as client:
         sdk_key = create_project(api)
         statuses: list[int] = []
         for index in range(200):

@@ -48,9 +48,9 @@ def test_two_nodes_through_redis_count_every_payload_once(tmp_path: Path) -> Non
         )
         try:
             with running(main):
-                with admin_client(main) as api:
+                with admin_client(main.url) as api:
                     sdk_key = create_project(api)
-                with running(ingest), admin_client(main) as api:
+                with running(ingest), admin_client(main.url) as api:
                     run_send(main, ingest, sdk_key, api)
         finally:
             redis.Redis.from_url(redis_url).delete(STREAM)

@@ -201,12 +201,14 @@ class Journal:
                 self._pending, self._waiters, self._pending_bytes = [], [], 0
                 try:
                     await loop.run_in_executor(self._executor, self._write, frames, first_seq)
-                except OSError as exc:
+                except Exception as exc:
                     log.error("journal write failed: %s", exc)
+                    # callers answer 503 for an OSError; any failure here means "not on disk"
+                    error = exc if isinstance(exc, OSError) else OSError(str(exc))
                     # seqs of a failed batch are never reused: readers skip the gap
                     for waiter in waiters:
                         if not waiter.done():
-                            waiter.set_exception(exc)
+                            waiter.set_exception(error)
                     continue
                 self.durable_seq = last_seq
                 self.appended += len(frames)
