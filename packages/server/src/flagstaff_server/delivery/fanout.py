@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Sized
+from functools import lru_cache
 from typing import Literal
 from typing import Protocol as Interface
 
@@ -175,7 +176,7 @@ class DirectStream(asyncio.Protocol):
             return True
         if self.transport.get_write_buffer_size() > self.limit:
             return False
-        self.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        self.transport.write(chunk(data))
         self.last_sent = self.clock()
         return True
 
@@ -183,10 +184,7 @@ class DirectStream(asyncio.Protocol):
         if self.closing is not None:
             return
         self.closing = reason
-        ending = b"0\r\n\r\n"
-        if final:
-            ending = b"%x\r\n%b\r\n" % (len(final), final) + ending
-        self.transport.write(ending)
+        self.transport.write(chunk(final) + LAST_CHUNK if final else LAST_CHUNK)
         self.transport.close()
 
     def evict(self) -> None:
@@ -206,6 +204,16 @@ class DirectStream(asyncio.Protocol):
             self.closing = "disconnected"
         self.broadcaster.channels.discard(self)
         self.ended(self)
+
+
+LAST_CHUNK = b"0\r\n\r\n"
+
+
+@lru_cache(maxsize=8)
+def chunk(data: bytes) -> bytes:
+    """`data` as one HTTP/1.1 chunk. Cached: every stream of an environment is offered the very
+    same event object, so it is framed once per change instead of once per stream."""
+    return b"%x\r\n%b\r\n" % (len(data), data)
 
 
 class Broadcaster:
