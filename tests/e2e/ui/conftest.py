@@ -9,53 +9,28 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from delivery_support import free_port
-from prerequisites import REPO_ROOT, missing_prerequisite
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-ADMIN_TOKEN = "ui-e2e-admin-token-0123456789"
-EMAIL = "admin@example.com"
-PASSWORD = "correct horse battery staple"
-PROJECT = "shop"
-SCREENSHOTS = REPO_ROOT / "build" / "screenshots"
-START_SECONDS = 60.0
+from prerequisites import missing_prerequisite
+from ui_support import (
+    ADMIN_TOKEN,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    EMAIL,
+    PASSWORD,
+    PROJECT,
+    START_SECONDS,
+    UiServer,
+)
 
 
-@dataclass
-class UiServer:
-    url: str
-    api: httpx.Client
-    sdk_key: str
-    data_dir: Path
-
-    def flag(self, key: str) -> Any:
-        response = self.api.get(f"/api/v2/flags/{PROJECT}/{key}")
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def create_flag(self, key: str, **extra: Any) -> Any:
-        body = {"key": key, "name": key, **extra}
-        response = self.api.post(f"/api/v2/flags/{PROJECT}", json=body)
-        assert response.status_code == 201, response.text
-        return response.json()
-
-
-@pytest.fixture(scope="session")
+# Module scope: sync Playwright runs its own event loop in this thread while it is open, which
+# must be over before pytest-asyncio's tests in other modules start theirs.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         missing_prerequisite(f"{CHROMIUM} is missing (make browser-deps installs it)")

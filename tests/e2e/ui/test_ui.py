@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import EMAIL, PASSWORD, PROJECT, SCREENSHOTS, UiServer
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
+from ui_support import EMAIL, PASSWORD, PROJECT, SCREENSHOTS, UiServer
 
 ENV = "production"
 pytestmark = pytest.mark.slow
@@ -69,7 +69,7 @@ def sdk(ui_server: UiServer) -> Iterator[LDClient]:
 
 
 def test_flag_made_in_the_ui_reaches_the_official_sdk(
-    ui_server: UiServer, context: Any, sdk: LDClient
+    ui_server: UiServer, browser: Any, context: Any, sdk: LDClient
 ) -> None:
     sweden = Context.builder("user-se").set("country", "se").build()
     assert sdk.variation("checkout-v2", sweden, "missing") == "missing"
@@ -139,6 +139,23 @@ def test_flag_made_in_the_ui_reaches_the_official_sdk(
     entry.click()
     expect()(page.locator(".audit details[open] .diff .d-add").first).to_be_visible()
     page.screenshot(path=str(SCREENSHOTS / "audit-diff.png"), full_page=True)
+    capture_small(browser, context, f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags/checkout-v2")
+
+
+def capture_small(browser: Any, signed_in: Any, url: str) -> None:
+    """A downscaled view of the flag page for docs/screenshot.png (copied by hand)."""
+    small = browser.new_context(
+        viewport={"width": 1280, "height": 1150},
+        device_scale_factor=0.7,
+        storage_state=signed_in.storage_state(),
+    )
+    try:
+        page = small.new_page()
+        page.goto(url)
+        expect()(page.locator("#kill-switch")).to_have_attribute("aria-checked", "true")
+        page.screenshot(path=str(SCREENSHOTS / "docs-flag-small.png"))
+    finally:
+        small.close()
 
 
 def test_second_tab_sees_the_conflict_keeps_its_input_and_saves_after_reload(
@@ -274,3 +291,100 @@ def test_main_pages_fit_1280_pixels_and_are_captured(ui_server: UiServer, contex
         widths[name] = page.evaluate("document.documentElement.scrollWidth")
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
     assert {name: width for name, width in widths.items() if width > 1280} == {}
+
+
+def test_evaluation_chart_and_sdk_fleet_show_what_an_sdk_reported(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("charted")
+    config = Config(
+        ui_server.sdk_key,
+        base_uri=ui_server.url,
+        stream_uri=ui_server.url,
+        events_uri=ui_server.url,
+        send_events=True,
+    )
+    client = LDClient(config=config, start_wait=10)
+    try:
+        assert client.is_initialized()
+        for index in range(30):
+            assert client.variation("charted", Context.create(f"user-{index}"), None) is False
+        client.flush()
+        insights = f"/api/v2/insights/{PROJECT}/{ENV}"
+
+        def counted() -> bool:
+            answer = ui_server.api.get(f"{insights}/flags/charted/evaluations")
+            return answer.status_code == 200 and answer.json()["total"] >= 30
+
+        poll(counted, seconds=30, what="ingestion counts the evaluations")
+        poll(
+            lambda: bool(ui_server.api.get(f"{insights}/sdk-instances").json()["items"]),
+            seconds=30,
+            what="ingestion records the SDK instance",
+        )
+    finally:
+        client.close()
+    page = context.new_page()
+    sign_in(page, ui_server)
+    open_flag(page, ui_server, "charted")
+    evaluations = page.get_by_role("region", name="Evaluations")
+    expect()(evaluations.locator("svg.chart polyline")).to_have_count(1)
+    expect()(evaluations.locator(".legend")).to_contain_text("false")
+    expect()(evaluations.locator("caption")).to_contain_text("30 evaluations")
+    evaluations.locator(".chart").scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "chart.png"))
+    page.get_by_role("link", name="SDK fleet").click()
+    expect()(page.get_by_role("heading", name=f"SDK fleet in {ENV}")).to_be_visible()
+    expect()(page.locator("main table tbody tr").first).to_contain_text("python", ignore_case=True)
+    page.screenshot(path=str(SCREENSHOTS / "fleet-with-sdk.png"), full_page=True)
+
+
+def test_segment_editor_and_segment_clause(ui_server: UiServer, context: Any) -> None:
+    made = ui_server.api.post(
+        f"/api/v2/segments/{PROJECT}/{ENV}", json={"key": "testers", "name": "Testers"}
+    )
+    assert made.status_code == 201, made.text
+    ui_server.create_flag("for-testers")
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/segments/testers")
+    page.get_by_label("Included user keys").fill("carol\ndave")
+    page.get_by_role("button", name="Add rule").click()
+    page.get_by_label("Attribute", exact=True).fill("email")
+    page.get_by_label("Operator").select_option("endsWith")
+    page.get_by_label("Values", exact=True).fill("@example.com")
+    page.get_by_role("button", name="Save segment").click()
+    expect()(page.locator("#notice")).to_contain_text("Saved segment testers")
+    segment = ui_server.api.get(f"/api/v2/segments/{PROJECT}/{ENV}/testers").json()
+    assert sorted(segment["included"]) == ["carol", "dave"]
+    assert segment["rules"][0]["clauses"][0]["op"] == "endsWith"
+    assert segment["rules"][0]["clauses"][0]["values"] == ["@example.com"]
+
+    open_flag(page, ui_server, "for-testers")
+    page.get_by_role("button", name="Add rule").click()
+    rules = page.get_by_role("region", name="Rules")
+    rules.get_by_label("Operator").select_option("segmentMatch")
+    expect()(rules.get_by_label("Attribute", exact=True)).to_be_hidden()
+    rules.get_by_label("Values", exact=True).fill("testers")
+    save(page)
+    expect()(page.locator("#notice")).to_contain_text("Saved")
+    [clause] = ui_server.flag("for-testers")["environments"][ENV]["rules"][0]["clauses"]
+    assert (clause["op"], clause["values"]) == ("segmentMatch", ["testers"])
+
+
+def test_environment_keys_copy_and_reset(ui_server: UiServer, context: Any) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=ui_server.url)
+    before = ui_server.api.get(f"/api/v2/projects/{PROJECT}/environments/staging").json()
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_role("link", name="Keys").click()
+    page.get_by_role("button", name="Copy staging SDK key").click()
+    assert page.evaluate("navigator.clipboard.readText()") == before["apiKey"]
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Reset staging SDK key").click()
+    expect()(page.locator("#notice")).to_contain_text("Reset the SDK key of Staging")
+    after = ui_server.api.get(f"/api/v2/projects/{PROJECT}/environments/staging").json()
+    assert after["apiKey"] != before["apiKey"]
+    page.get_by_role("button", name="Show staging SDK key").click()
+    expect()(page.get_by_text(after["apiKey"])).to_be_visible()

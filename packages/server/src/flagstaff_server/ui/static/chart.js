@@ -20,30 +20,43 @@ export function variationName(flag, name) {
   return v ? (v.name || JSON.stringify(v.value)) : `variation ${name}`;
 }
 
-export function lineChart(series, names, { width = 860, height = 220 } = {}) {
-  const hours = series.map((p) => p.hour).sort((a, b) => a - b);
+const HOUR = 3600000;
+
+// Hourly points over the whole window (hours without data count 0), one line per variation.
+export function lineChart(series, names, { from, to, width = 860, height = 220 }) {
+  const first = Math.floor(from / HOUR) * HOUR;
+  const hours = [];
+  for (let t = first; t <= to; t += HOUR) hours.push(t);
   const keys = [...new Set(series.flatMap((p) => Object.keys(p.variations)))].sort();
   const max = Math.max(1, ...series.flatMap((p) => Object.values(p.variations)));
   const pad = { l: 48, r: 12, t: 12, b: 28 };
   const x0 = hours[0];
-  const x1 = hours.length > 1 ? hours[hours.length - 1] : x0 + 3600000;
+  const x1 = hours[hours.length - 1] || x0 + HOUR;
   const x = (t) => pad.l + ((t - x0) / (x1 - x0 || 1)) * (width - pad.l - pad.r);
   const y = (v) => height - pad.b - (v / max) * (height - pad.t - pad.b);
   const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', class: 'chart', 'aria-label': 'Evaluations per hour by variation' });
   chart.append(svg('line', { x1: pad.l, y1: y(0), x2: width - pad.r, y2: y(0), class: 'axis' }));
-  chart.append(svg('text', { x: 4, y: y(max) + 4, class: 'tick' }, String(max)));
-  chart.append(svg('text', { x: 4, y: y(0), class: 'tick' }, '0'));
-  chart.append(svg('text', { x: pad.l, y: height - 6, class: 'tick' }, new Date(x0).toLocaleString()));
-  chart.append(svg('text', { x: width - pad.r, y: height - 6, class: 'tick', 'text-anchor': 'end' }, new Date(x1).toLocaleString()));
+  chart.append(svg('line', { x1: pad.l, y1: y(max), x2: width - pad.r, y2: y(max), class: 'grid' }));
+  chart.append(svg('text', { x: pad.l - 6, y: y(max) + 4, class: 'tick', 'text-anchor': 'end' }, String(max)));
+  chart.append(svg('text', { x: pad.l - 6, y: y(0) + 4, class: 'tick', 'text-anchor': 'end' }, '0'));
+  const ticks = 6;
+  for (let i = 0; i <= ticks; i += 1) {
+    const t = x0 + ((x1 - x0) * i) / ticks;
+    const d = new Date(t);
+    const label = to - from > 2 * 86400000 ? d.toLocaleDateString() : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    chart.append(svg('text', { x: x(t), y: height - 8, class: 'tick', 'text-anchor': i === 0 ? 'start' : i === ticks ? 'end' : 'middle' }, label));
+  }
   const byHour = new Map(series.map((p) => [p.hour, p.variations]));
   keys.forEach((key, i) => {
-    const points = hours.map((t) => `${x(t).toFixed(1)},${y((byHour.get(t) || {})[key] || 0).toFixed(1)}`);
     const color = COLORS[i % COLORS.length];
-    chart.append(svg('polyline', { points: points.join(' '), fill: 'none', stroke: color, 'stroke-width': 2 }));
-    for (const t of hours) chart.append(svg('circle', { cx: x(t), cy: y((byHour.get(t) || {})[key] || 0), r: 2.5, fill: color }));
+    const points = hours.map((t) => `${x(t).toFixed(1)},${y((byHour.get(t) || {})[key] || 0).toFixed(1)}`);
+    chart.append(svg('polyline', { points: points.join(' '), fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-linejoin': 'round' }));
+    for (const [t, counts] of byHour) {
+      if (counts[key]) chart.append(svg('circle', { cx: x(t), cy: y(counts[key]), r: 3, fill: color }, svg('title', {}, `${names(key)}: ${counts[key]} at ${new Date(t).toLocaleString()}`)));
+    }
   });
   const legend = h('ul', { class: 'legend' }, keys.map((key, i) => h('li', {},
-    h('span', { class: 'swatch', style: null, dataset: { color: String(i % COLORS.length) } }), names(key))));
+    h('span', { class: 'swatch', dataset: { color: String(i % COLORS.length) } }), names(key))));
   return { chart, legend, keys };
 }
 
@@ -65,7 +78,7 @@ export async function evaluationChart(host, project, env, flag) {
       return;
     }
     const names = (k) => variationName(flag, k);
-    const { chart, legend, keys } = lineChart(answer.series, names);
+    const { chart, legend, keys } = lineChart(answer.series, names, { from, to });
     const table = h('table', { class: 'list compact' },
       h('caption', {}, `${answer.total} evaluations`),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Hour'), keys.map((k) => h('th', { scope: 'col' }, names(k))))),

@@ -58,7 +58,7 @@ export async function render(ctx) {
         h('td', {}, h('span', { class: `pill ${config.on ? 'on' : 'off'}` }, config.on ? 'On' : 'Off')),
         h('td', {}, (flag.tags || []).map((t) => h('span', { class: 'tag' }, t))),
         h('td', {}, insights ? (insight ? h('span', { class: `pill status-${insight.status}` }, insight.status) : 'no data') : 'no data'),
-        h('td', {}, insights && insight && insight.lastEvaluated ? ago(insight.lastEvaluated) : 'no data'),
+        h('td', {}, !insights || !insight ? 'no data' : insight.lastEvaluated ? ago(insight.lastEvaluated) : 'never'),
         h('td', {}, flag.temporary ? 'temporary' : 'permanent'));
     }));
     count.textContent = `${shown.length} of ${flags.length} flags`;

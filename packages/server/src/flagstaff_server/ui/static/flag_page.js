@@ -153,6 +153,14 @@ function section(title, ...children) {
   return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), children);
 }
 
+// A section whose list may be empty: title, explanation and the add button on one line.
+function listSection(title, note, list, addButton, empty) {
+  const id = `sec-${title.toLowerCase().replace(/\W+/g, '-')}`;
+  return h('section', { class: 'card', 'aria-labelledby': id },
+    h('div', { class: 'sectionhead' }, h('h2', { id }, title), h('p', { class: 'muted' }, empty ? `None. ${note}` : note), empty ? addButton : null),
+    empty ? null : list, empty ? null : addButton);
+}
+
 function editor(state, ctx) {
   const { flag, draft, allFlags, segments } = state;
   const variations = flag.variations;
@@ -171,7 +179,8 @@ function editor(state, ctx) {
         field(`Prerequisite ${i + 1}: flag`, key, { field: `prerequisites/${i}/key` }),
         field('must serve', variation, { field: `prerequisites/${i}/variationId` }),
         button('Remove prerequisite', () => { draft.prerequisites.splice(i, 1); redraw(); }, { class: 'link danger' }));
-    }), button('Add prerequisite', () => { draft.prerequisites.push({ key: '', variation: 0 }); redraw(); }));
+    }));
+    const addPrereq = button('Add prerequisite', () => { draft.prerequisites.push({ key: '', variation: 0 }); redraw(); });
 
     const targets = h('div', {}, draft.targets.map((t, i) => {
       const kind = h('input', { value: t.contextKind, size: 8, autocomplete: 'off' });
@@ -185,7 +194,8 @@ function editor(state, ctx) {
         field('to context kind', kind, { field: `targets/${i}/contextKind` }),
         field('with keys', values, { field: `targets/${i}/values` }),
         button('Remove targets', () => { draft.targets.splice(i, 1); redraw(); }, { class: 'link danger' }));
-    }), button('Add individual targets', () => { draft.targets.push({ contextKind: 'user', variation: 0, values: '' }); redraw(); }));
+    }));
+    const addTargets = button('Add individual targets', () => { draft.targets.push({ contextKind: 'user', variation: 0, values: '' }); redraw(); });
 
     const rules = h('ol', { class: 'rules' }, draft.rules.map((rule, i) => {
       const description = h('input', { value: rule.description, autocomplete: 'off' });
@@ -220,9 +230,9 @@ function editor(state, ctx) {
     off.addEventListener('change', () => { draft.offVariation = off.value === '' ? '' : Number(off.value); });
 
     clear(root,
-      section('Prerequisites', h('p', { class: 'muted' }, 'Serve the off variation unless these flags serve the given variation.'), prereqs),
-      section('Individual targets', targets),
-      section('Rules', rules, addRule),
+      listSection('Prerequisites', 'The off variation is served unless these flags serve the given variation.', prereqs, addPrereq, !draft.prerequisites.length),
+      listSection('Individual targets', 'Context keys that always get a variation.', targets, addTargets, !draft.targets.length),
+      listSection('Rules', 'Checked in order; the first rule whose conditions all match decides.', rules, addRule, !draft.rules.length),
       section('Default rule', serveEditor(draft.fallthrough, variations, 'fallthrough', 'When no rule matches, serve')),
       section('When the flag is off', field('Serve', off, { field: 'offVariation' })));
     if (focusedPath) {
@@ -237,7 +247,13 @@ function editor(state, ctx) {
 function comparison(flag, envs, current) {
   const rows = envs.filter((e) => flag.environments[e.key]).map((e) => {
     const c = flag.environments[e.key];
-    const served = (holder) => (holder && holder.rollout ? 'rollout' : holder && typeof holder.variation === 'number' ? variationLabel(flag.variations[holder.variation], holder.variation) : '—');
+    const served = (holder) => {
+      if (holder && holder.rollout) {
+        const parts = holder.rollout.variations.filter((v) => v.weight).map((v) => `${v.weight / 1000}% ${JSON.stringify(flag.variations[v.variation].value)}`);
+        return `rollout ${parts.join(' / ')} by ${holder.rollout.bucketBy || 'key'}`;
+      }
+      return holder && typeof holder.variation === 'number' ? variationLabel(flag.variations[holder.variation], holder.variation) : '—';
+    };
     const targeted = (c.targets || []).reduce((n, t) => n + t.values.length, 0) + (c.contextTargets || []).filter((t) => t.contextKind !== 'user').reduce((n, t) => n + t.values.length, 0);
     return h('tr', { class: e.key === current ? 'current' : null },
       h('th', { scope: 'row' }, e.name),

@@ -1,0 +1,47 @@
+"""What the web UI browser tests share (constants, the running server's handle). Import it as
+`ui_support`; the fixtures themselves live in this directory's conftest.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from prerequisites import REPO_ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+ADMIN_TOKEN = "ui-e2e-admin-token-0123456789"
+EMAIL = "admin@example.com"
+PASSWORD = "correct horse battery staple"
+PROJECT = "shop"
+SCREENSHOTS = REPO_ROOT / "build" / "screenshots"
+START_SECONDS = 60.0
+
+
+@dataclass
+class UiServer:
+    url: str
+    api: httpx.Client
+    sdk_key: str
+    data_dir: Path
+
+    def flag(self, key: str) -> Any:
+        response = self.api.get(f"/api/v2/flags/{PROJECT}/{key}")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def create_flag(self, key: str, **extra: Any) -> Any:
+        body = {"key": key, "name": key, **extra}
+        response = self.api.post(f"/api/v2/flags/{PROJECT}", json=body)
+        assert response.status_code == 201, response.text
+        return response.json()
