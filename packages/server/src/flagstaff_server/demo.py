@@ -104,6 +104,7 @@ def banner(settings: Settings, welcome: Welcome | None) -> list[str]:
     base = f"http://{settings.host}:{settings.port}"
     lines = [f"Flagstaff is running at {base} (role {settings.role})", f"  status: {base}/status"]
     if settings.serves_api:
+        lines.append(f"  web UI: {base}/ui/ (sign in with the admin access token or an account)")
         lines.append(f"  management API: {base}/api/v2 (docs {base}/api/v2/docs)")
     if settings.serves_delivery:
         lines.append(f"  SDKs: point base, stream and events URIs at {base}")
