@@ -15,7 +15,11 @@ from relay_support import (
     EventSink,
     Keys,
     RelayProcess,
+    Upstream,
+    admin_client,
+    create_project,
     relay_config,
+    running,
     sdk_client,
     wait_for,
 )
@@ -147,3 +151,38 @@ def test_a_payload_that_is_not_an_event_array_is_refused_and_not_spooled(tmp_pat
         assert relay.status()["events"]["spooled"] == 0
     finally:
         relay.stop()
+
+
+def test_events_reach_flagstaffs_ingestion_once_after_it_returns(tmp_path: Path) -> None:
+    upstream = Upstream(data_dir=tmp_path / "upstream")
+    with running(upstream):
+        with admin_client(upstream) as api:
+            keys = create_project(api)
+        relay = RelayProcess(data_dir=tmp_path / "relay", config=relay_config([upstream.url], keys))
+        with running(relay):
+            wait_for(
+                lambda: relay.status()["environments"]["production"]["serving"],
+                what="the relay's first data",
+            )
+            upstream.kill()
+            ids = ["ingest-0", "ingest-1", "ingest-2", "ingest-0"]  # the last one is a retry
+            for number, payload_id in enumerate(ids):
+                body = json.dumps([{"kind": "custom", "key": f"k{number}", "creationDate": 1}])
+                response = _post(
+                    relay,
+                    "/bulk",
+                    body.encode(),
+                    Authorization=keys.sdk_key,
+                    **{"X-LaunchDarkly-Payload-ID": payload_id},
+                )
+                assert response.status_code == 202
+            assert relay.status()["events"]["spooled"] == 4
+
+            upstream.start()
+            wait_for(lambda: relay.status()["events"]["spooled"] == 0, what="forwarding")
+            ingest = upstream.status()["parts"]["ingest"]
+            assert (ingest["accepted"], ingest["duplicates"]) == (3, 1)
+            wait_for(
+                lambda: upstream.status()["parts"]["ingest"].get("processed") == 3,
+                what="processing",
+            )
