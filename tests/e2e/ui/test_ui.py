@@ -388,3 +388,30 @@ def test_environment_keys_copy_and_reset(ui_server: UiServer, context: Any) -> N
     assert after["apiKey"] != before["apiKey"]
     page.get_by_role("button", name="Show staging SDK key").click()
     expect()(page.get_by_text(after["apiKey"])).to_be_visible()
+
+
+def test_flag_settings_rename_tag_archive_and_delete(ui_server: UiServer, context: Any) -> None:
+    ui_server.create_flag("settings-flag", tags=["old"])
+    page = context.new_page()
+    sign_in(page, ui_server)
+    open_flag(page, ui_server, "settings-flag")
+    settings = page.get_by_role("region", name="Settings (all environments)")
+    settings.get_by_label("Name").fill("Renamed flag")
+    settings.get_by_label("Tags").fill("checkout, web")
+    settings.get_by_label("Available to client-side (browser) SDKs").check()
+    settings.get_by_role("button", name="Save settings").click()
+    expect()(page.locator("#notice")).to_contain_text("Saved settings")
+    expect()(page.get_by_role("heading", name="Renamed flag")).to_be_visible()
+    stored = ui_server.flag("settings-flag")
+    assert stored["name"] == "Renamed flag"
+    assert sorted(stored["tags"]) == ["checkout", "web"]
+    assert stored["clientSideAvailability"]["usingEnvironmentId"] is True
+
+    settings.get_by_role("button", name="Archive flag").click()
+    expect()(page.locator("#notice")).to_contain_text("Archived")
+    assert ui_server.flag("settings-flag")["archived"] is True
+    page.once("dialog", lambda dialog: dialog.accept())
+    settings.get_by_role("button", name="Delete flag").click()
+    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+    gone = ui_server.api.get(f"/api/v2/flags/{PROJECT}/settings-flag")
+    assert gone.status_code == 404

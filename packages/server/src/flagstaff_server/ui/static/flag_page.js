@@ -2,7 +2,7 @@
 // targets, rules, rollouts, default rule, off variation), comparison across environments, and
 // evaluation charts. Saving sends one semantic patch guarded by If-Match: <_version>; on a version
 // conflict the draft stays as typed and can be re-applied on top of the latest version.
-import { get, patchSemantic, enc, ApiError } from './api.js';
+import { get, del, patchSemantic, enc, ApiError } from './api.js';
 import { h, clear, field, select, button, time } from './dom.js';
 import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
@@ -305,7 +305,8 @@ export async function render(ctx, rawKey) {
     clear(header,
       h('div', { class: 'titlebar' },
         h('div', {}, h('h1', {}, state.flag.name), h('p', { class: 'mono muted' }, state.flag.key,
-          ` · version ${state.flag._version} · ${state.flag.temporary ? 'temporary' : 'permanent'}`,
+          ` · version ${state.flag._version} · ${state.flag.temporary ? 'temporary' : 'permanent'} `,
+          state.flag.archived ? h('span', { class: 'pill off' }, 'archived') : null, ' ',
           (state.flag.tags || []).map((t) => h('span', { class: 'tag' }, t)))),
         h('div', { class: 'killbox' }, h('span', { id: 'kill-label' }, `Serving in ${app.env}`), kill)),
       state.flag.description ? h('p', {}, state.flag.description) : null);
@@ -399,6 +400,76 @@ export async function render(ctx, rawKey) {
       button('Discard changes', () => redrawAll(true))));
   form.addEventListener('submit', save);
 
+  function settings() {
+    const f = state.flag;
+    const name = h('input', { value: f.name, autocomplete: 'off' });
+    const description = h('textarea', { rows: 2, value: f.description || '' });
+    const tags = h('input', { value: (f.tags || []).join(', '), autocomplete: 'off' });
+    const temporary = h('input', { type: 'checkbox', checked: f.temporary, id: 'setting-temporary' });
+    const availability = f.clientSideAvailability || {};
+    const mobile = h('input', { type: 'checkbox', checked: availability.usingMobileKey, id: 'setting-mobile' });
+    const browser = h('input', { type: 'checkbox', checked: availability.usingEnvironmentId, id: 'setting-browser' });
+    const form = h('form', { novalidate: true, 'aria-labelledby': 'settings-title' },
+      h('div', { class: 'row' }, field('Name', name, { field: 'name' }), field('Tags', tags, { field: 'tags', hint: 'Comma separated' })),
+      field('Description', description, { field: 'description' }),
+      h('div', { class: 'row' },
+        h('div', { class: 'check' }, temporary, h('label', { for: temporary.id }, 'Temporary')),
+        h('div', { class: 'check' }, mobile, h('label', { for: mobile.id }, 'Available to mobile SDKs')),
+        h('div', { class: 'check' }, browser, h('label', { for: browser.id }, 'Available to client-side (browser) SDKs'))),
+      h('div', { class: 'actions' },
+        h('button', { type: 'submit', class: 'primary' }, 'Save settings'),
+        button(f.archived ? 'Restore flag' : 'Archive flag', () => flagWide([{ kind: f.archived ? 'restoreFlag' : 'archiveFlag' }], f.archived ? 'Restored' : 'Archived')),
+        button('Delete flag', removeFlag, { class: 'danger' })));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const wanted = tags.value.split(',').map((t) => t.trim()).filter(Boolean);
+      const current = f.tags || [];
+      const instructions = [];
+      if (name.value.trim() !== f.name) instructions.push({ kind: 'updateName', value: name.value.trim() });
+      if (description.value !== (f.description || '')) instructions.push({ kind: 'updateDescription', value: description.value });
+      const added = wanted.filter((t) => !current.includes(t));
+      const removed = current.filter((t) => !wanted.includes(t));
+      if (added.length) instructions.push({ kind: 'addTags', values: added });
+      if (removed.length) instructions.push({ kind: 'removeTags', values: removed });
+      if (temporary.checked !== f.temporary) instructions.push({ kind: temporary.checked ? 'makeFlagTemporary' : 'makeFlagPermanent' });
+      for (const [box, value] of [[mobile, 'usingMobileKey'], [browser, 'usingEnvironmentId']]) {
+        if (box.checked !== Boolean(availability[value])) instructions.push({ kind: box.checked ? 'turnOnClientSideAvailability' : 'turnOffClientSideAvailability', value });
+      }
+      if (!instructions.length) { notify('Nothing to save: the settings are unchanged.'); return; }
+      flagWide(instructions, 'Saved settings', form);
+    });
+    return form;
+  }
+
+  async function flagWide(instructions, done, form) {
+    if (form) clearFieldErrors(form);
+    try {
+      state.flag = await patchSemantic(flagUrl, { instructions }, state.flag._version);
+      notify(`${done}. ${state.flag.key} is now at version ${state.flag._version}.`, 'success');
+      drawHeader();
+      clear(settingsHost, settings());
+    } catch (error) {
+      if (error instanceof ApiError && error.isConflict) {
+        state.flag = await get(flagUrl);
+        drawHeader();
+        notify(`Someone else changed this flag (now version ${state.flag._version}). Your settings are still in the form; save again to apply them.`, 'error');
+        return;
+      }
+      const where = error.path ? error.path.replace(/^\/instructions\/\d+\/?/, '').replace(/^value$/, '') : error.path;
+      if (!(error instanceof ApiError) || !form || !showFieldError(form, where, error.message)) notify(error.message, 'error');
+    }
+  }
+
+  async function removeFlag() {
+    if (!window.confirm(`Delete ${state.flag.key} in every environment? SDKs will serve their defaults.`)) return;
+    try {
+      await del(flagUrl);
+      notify(`Deleted ${state.flag.key}.`, 'success');
+      ctx.go(`${ctx.base()}/flags`);
+    } catch (error) { notify(error.message, 'error'); }
+  }
+
+  const settingsHost = h('div');
   const chartHost = h('div');
   clear(main,
     header,
@@ -406,7 +477,9 @@ export async function render(ctx, rawKey) {
     h('section', { 'aria-labelledby': 'targeting-title' }, h('h2', { id: 'targeting-title', class: 'visually-hidden' }, `Targeting in ${app.env}`), form),
     section('Compare environments', compareHost),
     section('Evaluations', chartHost),
+    h('section', { class: 'card', 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings (all environments)'), settingsHost),
     h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
   redrawAll(false);
+  clear(settingsHost, settings());
   evaluationChart(chartHost, app.project, app.env, flag);
 }
