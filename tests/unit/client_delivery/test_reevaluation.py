@@ -285,3 +285,26 @@ def test_discarded_streams_are_forgotten(kind: StreamKind) -> None:
     world.reevaluator.discard(ENV, stream)
     assert world.reevaluator.open_streams == 0
     assert world.reevaluator.streams == {}
+
+
+def test_ping_and_ofrep_notices_are_spread_but_eval_streams_are_not() -> None:
+    world = World(a=visible(flag("a")))
+    notices = [world.stream("ping") for _ in range(60)] + [world.stream("ofrep") for _ in range(40)]
+    results = [world.stream(key=f"u-{n}") for n in range(10)]
+    world.change("flag", "a", visible(flag("a", 2, fallthrough=0)), 2)
+    world.reevaluator.step()  # noticed at 0, due at 0.15
+
+    def told() -> int:
+        return sum(bool(stream.channel.pending) for stream in notices)
+
+    world.clock.now = 0.2
+    assert world.reevaluator.step() is True  # the pass starts: every eval stream at once
+    assert all(stream.channel.pending for stream in results)
+    assert 1 <= told() <= 2
+    world.clock.now = 0.7
+    world.reevaluator.step()
+    assert 45 <= told() <= 55  # half the spread (1 s), half the notices
+    world.run_until_idle(at=0.8)
+    assert told() == 100
+    assert world.clock.now >= 1.19
+    assert world.reevaluator.counts["pass"] == 1

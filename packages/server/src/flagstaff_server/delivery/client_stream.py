@@ -168,6 +168,9 @@ class ReevaluationConfig:
     tick_seconds: float = 0.01
     budget_seconds: float = 0.005
     """CPU time a tick may spend updating streams; the rest of the tick serves requests."""
+    notice_spread_seconds: float = 1.0
+    """Ping and OFREP notices of one change go out evenly over this long: every notice makes its
+    client poll (and evaluate), so 10k of them at once would be a storm of 10k requests."""
     sweep_seconds: float = 1.0
     heartbeat_seconds: float = 55.0
 
@@ -179,7 +182,13 @@ class Pass:
     snapshot: Snapshot
     data: FlagData
     pending: list[ClientStream]
+    """`eval` streams still to update."""
+    notices: list[ClientStream]
+    """`ping` and `ofrep` streams still to notify: each notice makes a client poll."""
     seen_at: float
+    started: float
+    notices_total: int = 0
+    notified: int = 0
     deltas: dict[int, tuple[Snapshot, Delta]] = field(default_factory=dict)
     events: dict[tuple[object, ...], bytes] = field(default_factory=dict)
 
@@ -265,12 +274,30 @@ class Reevaluator:
                         self.counts["budget_spent"] += 1
                         return True
                     self._update(work.pending.pop(), work)
+                allowed = self._notices_allowed(work, now)
+                while work.notices and work.notified < allowed:
+                    if self.cpu_clock() - started >= self.config.budget_seconds:
+                        self.counts["budget_spent"] += 1
+                        return True
+                    self._update(work.notices.pop(), work)
+                    work.notified += 1
+                if work.notices:
+                    continue
                 del self._passes[env_id]
                 self.counts["pass"] += 1
                 self.last_pass_seconds = self.clock() - work.seen_at
         finally:
             self.cpu_seconds += self.cpu_clock() - started
-        return bool(self._due)
+        return bool(self._passes or self._due)
+
+    def _notices_allowed(self, work: Pass, now: float) -> int:
+        """How many of the pass's notices may have gone out by `now`: a straight line from none
+        at the pass's start to all after the spread (at least one per tick)."""
+        spread = self.config.notice_spread_seconds
+        if spread <= 0:
+            return work.notices_total
+        share = (now - work.started + self.config.tick_seconds) / spread
+        return min(work.notices_total, max(work.notified + 1, int(work.notices_total * share)))
 
     def _notice(self, env_id: EnvironmentId, now: float) -> None:
         env = self.environment(env_id)
@@ -295,11 +322,16 @@ class Reevaluator:
         self._seen[env_id] = snapshot
         # A newer pass replaces an unfinished one: its remaining streams are diffed from what
         # they hold to the newest snapshot, so they are never sent an intermediate state.
+        streams = self.streams[env_id]
+        notices = [stream for stream in streams if stream.kind != "eval"]
         self._passes[env_id] = Pass(
             snapshot=snapshot,
             data=self.cache.data(snapshot),
-            pending=list(self.streams[env_id]),
+            pending=[stream for stream in streams if stream.kind == "eval"],
+            notices=notices,
             seen_at=due[1],
+            started=now,
+            notices_total=len(notices),
         )
 
     def _update(self, stream: ClientStream, work: Pass) -> None:
