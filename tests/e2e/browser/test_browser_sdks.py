@@ -130,10 +130,9 @@ def page(browser: object) -> Iterator[object]:
     page.on("console", lambda message: console.append(message.text))
     try:
         yield page
-    except Exception:
-        print("\n".join(console[-50:]))
-        raise
     finally:
+        # pytest shows captured output only for a failed test: the SDKs' debug log then
+        print("\n".join(console[-80:]))
         context.close()
 
 

@@ -261,3 +261,10 @@ def test_secure_mode_accepts_only_the_official_sdk_hash(
         headers={"Authorization": deployment.mobile_key},
     )
     assert mobile.status_code == 200
+    # OFREP cannot carry the hash: a client-side id is refused, a server's key still works
+    ofrep = f"{deployment.url}/ofrep/v1/evaluate/flags"
+    body = {"context": {"targetingKey": "user-1"}}
+    browser_key = {"Authorization": f"Bearer {deployment.client_side_id}"}
+    assert httpx.post(ofrep, json=body, headers=browser_key).status_code == 403
+    server_key = {"Authorization": f"Bearer {deployment.sdk_key}"}
+    assert httpx.post(ofrep, json=body, headers=server_key).status_code == 200
