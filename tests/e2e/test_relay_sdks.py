@@ -99,6 +99,7 @@ def test_official_sdks_follow_changes_through_two_relays(tmp_path: Path, node: s
                     served_flags(upstream.url, keys.sdk_key)["banner"]
                 )
                 _client_side_endpoints_answer(inner.url, keys.mobile_key, keys.sdk_key)
+                _fdv2_poll_resumes(inner.url, keys.sdk_key)
 
                 status = inner.status()
                 assert status["status"] == "healthy"
@@ -131,3 +132,14 @@ def _client_side_endpoints_answer(url: str, mobile_key: str, sdk_key: str) -> No
     )
     assert ofrep.status_code == 200, ofrep.text
     assert ofrep.json()["value"] == "on"
+
+
+def _fdv2_poll_resumes(url: str, sdk_key: str) -> None:
+    """An FDv2 client that polls again with the selector it holds gets intent `none`."""
+    headers = {"Authorization": sdk_key}
+    full = httpx.get(f"{url}/sdk/poll", headers=headers, timeout=10).json()["events"]
+    assert full[0]["data"]["payloads"][0]["intentCode"] == "xfer-full"
+    assert full[-1]["event"] == "payload-transferred"
+    state = full[-1]["data"]["state"]
+    again = httpx.get(f"{url}/sdk/poll", params={"basis": state}, headers=headers, timeout=10)
+    assert again.json()["events"][0]["data"]["payloads"][0]["intentCode"] == "none"

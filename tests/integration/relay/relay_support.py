@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 from delivery_support import free_port
 from ldclient.client import LDClient
 from ldclient.config import Config
@@ -45,6 +46,10 @@ def flagstaff_command() -> list[str]:
     return [sys.executable, "-c", code]
 
 
+class PortTaken(Exception):
+    """The process could not listen: another process took its port first."""
+
+
 @dataclass
 class Process:
     """One `flagstaff` process on a fixed port (kept across restarts); `/status` answers once up."""
@@ -53,6 +58,7 @@ class Process:
     name: str = "process"
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    started_once: bool = False
 
     @property
     def url(self) -> str:
@@ -80,19 +86,47 @@ class Process:
         self.wait_started()
 
     def wait_started(self, timeout: float = START_TIMEOUT) -> None:
-        try:
-            wait_for(self.answers, timeout=timeout, what=f"{self.name} to start")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; log: {self.log()}") from None
+        """Wait for this process to listen on its port and answer `/status`. A first start whose
+        port another process took in the meantime (free_port is only a guess on a busy machine)
+        moves to a new port; a restart keeps its port, since others were told it."""
+        for _attempt in range(3):
+            try:
+                wait_for(self.answers, timeout=timeout, what=f"{self.name} to start")
+            except PortTaken:
+                if self.started_once:
+                    raise AssertionError(f"{self.name}: port {self.port} was taken") from None
+                self.port = free_port()
+                self.launch()
+                continue
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; log: {self.log()}") from None
+            self.started_once = True
+            return
+        raise AssertionError(f"{self.name} found no free port")
 
     def answers(self) -> bool:
         assert self.process is not None
         if self.process.poll() is not None:
+            if "address already in use" in self.log().lower():
+                raise PortTaken(self.port)
             raise AssertionError(f"{self.name} exited: {self.log()}")
+        if not self.listening():
+            return False  # whatever answers on the port is not this process
         try:
             return httpx.get(f"{self.url}/status", timeout=2).status_code == 200
         except httpx.HTTPError:
             return False
+
+    def listening(self) -> bool:
+        assert self.process is not None
+        try:
+            connections = psutil.Process(self.process.pid).net_connections(kind="tcp")
+        except psutil.Error:
+            return False
+        return any(
+            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port
+            for c in connections
+        )
 
     def status(self) -> dict[str, Any]:
         body: dict[str, Any] = httpx.get(f"{self.url}/status", timeout=5).json()

@@ -76,6 +76,16 @@ def test_a_config_file_with_environment_overrides() -> None:
             "[relay]\nupstream=['http://a']\nprotocol='v9'\n[environments.p]\nsdk_key='k'\n",
             "protocol",
         ),
+        (
+            "[relay]\nupstream=['http://a']\n[relay.upstream_timing]\npoll_intervall=1\n"
+            "[environments.p]\nsdk_key='k'\n",
+            "poll_intervall",
+        ),
+        (
+            "[relay]\nupstream=['http://a']\n[relay.upstream_timing]\npoll_interval=-1\n"
+            "[environments.p]\nsdk_key='k'\n",
+            "poll_interval",
+        ),
     ],
 )
 def test_bad_settings_are_refused_naming_the_setting(text: str, named: str) -> None:

@@ -6,6 +6,7 @@ Reads the file and the environment only in `load_config`; every error names the 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -13,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from flagstaff_sdk.config import Timing
+from flagstaff_sdk.errors import ConfigError
 
 from flagstaff_server.delivery import Limits
 from flagstaff_server.settings import SettingsError
@@ -160,6 +164,16 @@ def parse_config(
     )
     timing = _table(main, "upstream_timing", "relay")
     upstream_timing = {str(k): _number(v, f"relay.upstream_timing.{k}") for k, v in timing.items()}
+    known = {f.name for f in dataclasses.fields(Timing)}
+    for name in upstream_timing:
+        if name not in known:
+            raise SettingsError(
+                f"relay.upstream_timing.{name} is not a setting (one of {', '.join(sorted(known))})"
+            )
+    try:
+        Timing(**upstream_timing)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        raise SettingsError(f"relay.upstream_timing: {exc}") from exc
     redis_table = {**_table(document, "redis"), **_section_from_env(environ, "REDIS_")}
     redis_config = None
     if redis_table.get("url"):

@@ -40,6 +40,7 @@ from flagstaff_server.relay.offline import DataFileError, file_stamp, read_data_
 from flagstaff_server.relay.reconcile import ItemChange, changes_from_data, changes_from_json
 from flagstaff_server.relay.spool import EventSpool
 from flagstaff_server.relay.upstream import Upstream
+from flagstaff_server.services.ports import ChangeKind
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +248,7 @@ class Relay:
     def _apply_change(
         self,
         env_id: EnvironmentId,
-        kind: Any,
+        kind: ChangeKind,
         key: str,
         version: int,
         item: dict[str, Any] | None,

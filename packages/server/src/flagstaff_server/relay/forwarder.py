@@ -131,7 +131,7 @@ class EventForwarder:
                 await self.spool.remove(seq)
                 self.counts["forwarded"] += 1
                 self.connected = True
-                self._preferred = index if attempt else self._preferred
+                self._preferred = index  # stay with the upstream that answered
                 return None
             if status >= 500 or status in RECOVERABLE:
                 failure = f"{base}: HTTP {status}"
