@@ -99,8 +99,10 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    # module scope: sync Playwright runs an event loop that must be gone before later modules'
+    # pytest-asyncio tests start theirs
     if not CHROMIUM.exists():
         missing_prerequisite("Debian's chromium is not installed: run `make browser-deps`")
     from playwright.sync_api import sync_playwright
