@@ -73,6 +73,7 @@ SEMVERS = (
     "1.2-beta",
     "1.0.0-0a",
     "1.0.0-rc.01",
+    "1.2.3\n",
 )
 # The first three name the same instant, so `before`/`after` meet equal instants; the last four are
 # invalid. Not here: forms RFC 3339 forbids but the Python SDK's parser accepts (space for `T`, no
@@ -87,6 +88,7 @@ TIMESTAMPS = (
     "1704067200000",
     "2024-01-01T00:00:00",
     "2024-01-01T23:59:60Z",
+    "2024-01-01T00:00:00Z\n",
 )
 # Unix milliseconds: 2024-01-01T00:00:00Z, one second earlier, 2024-06-15T12:30:00.5Z.
 MILLIS = (1704067200000, 1704067199000, 1718454600500, 1704067200000.5)
@@ -531,17 +533,6 @@ def contexts() -> st.SearchStrategy[dict[str, Json]]:
     return st.one_of(single_contexts(), multi_contexts())
 
 
-# Values the core accepts and the official SDK rejects: a trailing newline that a `$` anchor lets
-# through, and `"anonymous": null`. tests/differential/test_open_divergences.py pins each one; they
-# join the pools (SEMVERS, TIMESTAMPS, KIND_EDITS, CONTEXT_EDITS) once the core is fixed and those
-# tests flip. Until then they stay out, so the random tests fail only on new disagreements.
-OPEN_DIVERGENCES = {
-    "semver": "1.2.3\n",
-    "timestamp": "2024-01-01T00:00:00Z\n",
-    "kind": "user\n",
-    "anonymous": None,
-}
-
 # One edit each, applied to an individual context; most make it invalid, a few are only unusual.
 CONTEXT_EDITS: tuple[tuple[str, Json], ...] = (
     ("key", ""),
@@ -551,6 +542,7 @@ CONTEXT_EDITS: tuple[tuple[str, Json], ...] = (
     ("name", None),
     ("anonymous", "yes"),
     ("anonymous", 0),
+    ("anonymous", None),
     ("_meta", "private"),
     ("_meta", None),
     ("_meta", {"privateAttributes": "email"}),
@@ -560,7 +552,16 @@ CONTEXT_EDITS: tuple[tuple[str, Json], ...] = (
 )
 # No edit removes `kind`: without it the JSON is an old-style user, which the core accepts and the
 # official Python SDK (9.x) no longer does.
-KIND_EDITS: tuple[Json, ...] = ("", "kind", "multi", "us er", "\u00fcmlaut", 5, "a.b_c-9")
+KIND_EDITS: tuple[Json, ...] = (
+    "",
+    "kind",
+    "multi",
+    "us er",
+    "\u00fcmlaut",
+    5,
+    "a.b_c-9",
+    "user\n",
+)
 
 
 @st.composite

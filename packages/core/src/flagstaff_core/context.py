@@ -16,7 +16,8 @@ from flagstaff_core.errors import ContextError
 
 DEFAULT_KIND = "user"
 MULTI_KIND = "multi"
-_KIND_CHARACTERS = re.compile(r"^[A-Za-z0-9._-]+$")
+# \Z, not $: `$` also matches before a trailing newline, which LaunchDarkly rejects.
+_KIND_CHARACTERS = re.compile(r"^[A-Za-z0-9._-]+\Z")
 _BUILT_IN = frozenset({"kind", "key", "name", "anonymous"})
 _OLD_USER_STRINGS = ("ip", "country", "email", "firstName", "lastName", "avatar", "name")
 
@@ -193,8 +194,9 @@ def _decode_single(obj: Mapping[str, Any], kind: str) -> Context:
     name = obj.get("name")
     if name is not None and not isinstance(name, str):
         raise ContextError("context attribute 'name' must be a string")
-    anonymous = obj.get("anonymous")
-    if anonymous is not None and not isinstance(anonymous, bool):
+    # Present but null is invalid, as in the official SDKs; absent means false.
+    anonymous = obj.get("anonymous", False)
+    if not isinstance(anonymous, bool):
         raise ContextError("context attribute 'anonymous' must be a boolean")
     private: tuple[str, ...] = ()
     meta = obj.get("_meta")

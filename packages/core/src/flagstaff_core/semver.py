@@ -14,7 +14,7 @@ _IDENTIFIER = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
 _SEMVER = re.compile(
     rf"^(?P<major>{_NUMBER})(?:\.(?P<minor>{_NUMBER}))?(?:\.(?P<patch>{_NUMBER}))?"
     rf"(?:-(?P<pre>{_IDENTIFIER}(?:\.{_IDENTIFIER})*))?"
-    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$",
+    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?\Z",
     re.ASCII,
 )
 

@@ -12,7 +12,7 @@ import re
 
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
-    r"(?:[Zz]|([+-])(\d{2}):(\d{2}))$",
+    r"(?:[Zz]|([+-])(\d{2}):(\d{2}))\Z",
     re.ASCII,
 )
 _EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
