@@ -101,6 +101,12 @@ def test_official_sdk_events_show_in_insights_with_exact_counts(tmp_path: Path) 
         assert by_key["checkout"]["known"] is True
         assert by_key["no-such-flag"]["known"] is False
 
+        seen = ok(api.get("/api/v2/insights/shop/production/contexts"))
+        assert seen["totalCount"] == 2
+        assert {item["context"]["key"] for item in seen["items"]} == {"alice", "bob"}
+        alice_seen = next(item for item in seen["items"] if item["context"]["key"] == "alice")
+        assert alice_seen["context"]["name"] == "Alice"
+
         fleet = ok(api.get("/api/v2/insights/shop/production/sdk-instances"))["items"]
         assert len(fleet) == 1
         assert fleet[0]["sdk"] == {"name": "python-server-sdk", "version": "9.18.4"}

@@ -512,6 +512,23 @@ class AnalyticsStore:
         result: tuple[int, int, float] = self._run(work)
         return result
 
+    def recent_contexts(
+        self, project: str, environment: str, *, limit: int
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The most recently seen contexts, newest first: (last seen ms, context)."""
+
+        def work(connection: Connection) -> list[tuple[int, dict[str, Any]]]:
+            rows = connection.execute(
+                select(contexts.c.last_ms, contexts.c.context)
+                .where(contexts.c.project == project, contexts.c.environment == environment)
+                .order_by(contexts.c.last_ms.desc(), contexts.c.kind, contexts.c.key)
+                .limit(limit)
+            )
+            return [(int(at), orjson.loads(body)) for at, body in rows]
+
+        result: list[tuple[int, dict[str, Any]]] = self._run(work)
+        return result
+
     def context_count(self, project: str, environment: str) -> int:
         def work(connection: Connection) -> int:
             return int(
