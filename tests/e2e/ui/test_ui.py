@@ -415,3 +415,35 @@ def test_flag_settings_rename_tag_archive_and_delete(ui_server: UiServer, contex
     expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
     gone = ui_server.api.get(f"/api/v2/flags/{PROJECT}/settings-flag")
     assert gone.status_code == 404
+
+
+def test_token_sign_in_creates_a_reader_who_gets_a_read_only_flag_page(
+    ui_server: UiServer, context: Any
+) -> None:
+    from ui_support import ADMIN_TOKEN
+
+    ui_server.create_flag("read-only-flag")
+    page = context.new_page()
+    page.goto(f"{ui_server.url}/")
+    page.get_by_role("textbox", name="Access token").fill(ADMIN_TOKEN)
+    page.get_by_role("button", name="Sign in with token").click()
+    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+    expect()(page.locator(".who")).to_contain_text("FLAGSTAFF_ADMIN_TOKEN · admin")
+    page.get_by_role("link", name="Accounts").click()
+    page.get_by_label("Email").fill("reader@example.com")
+    page.get_by_label("Password").fill("reader password 1")
+    page.get_by_label("Role").select_option("reader")
+    page.get_by_role("button", name="Create account").click()
+    expect()(page.get_by_role("cell", name="reader@example.com", exact=True)).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+    expect()(page.get_by_role("heading", name="Sign in to Flagstaff")).to_be_visible()
+
+    page.get_by_label("Email").fill("reader@example.com")
+    page.get_by_label("Password").fill("reader password 1")
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+    expect()(page.get_by_role("link", name="Accounts")).to_have_count(0)
+    open_flag(page, ui_server, "read-only-flag")
+    expect()(page.get_by_text("Read-only: reader@example.com (reader)")).to_be_visible()
+    expect()(page.locator("#kill-switch")).to_be_disabled()
+    expect()(page.get_by_role("button", name="Save targeting")).to_be_disabled()

@@ -286,6 +286,11 @@ export async function render(ctx, rawKey) {
   }
   const project = app.projects.find((p) => p.key === app.project);
   const envs = project && project.environments ? project.environments.items : [];
+  const who = app.session;
+  const canWrite = who.role !== 'reader' && (!who.projectKey || who.projectKey === app.project)
+    && (!who.environmentKey || who.environmentKey === app.env);
+  const canWriteFlag = canWrite && !who.environmentKey;
+  const readOnlyNote = canWrite ? null : h('p', { class: 'notice' }, `Read-only: ${who.name} (${who.role}${who.environmentKey ? `, ${who.environmentKey} only` : ''}) cannot change ${app.env}.`);
   const state = { flag, original: draftOf(flag, app.env), allFlags: list.items, segments: segmentAnswer.items };
   state.draft = draftOf(flag, app.env);
 
@@ -299,7 +304,7 @@ export async function render(ctx, rawKey) {
     const config = state.flag.environments[app.env];
     const kill = h('button', {
       type: 'button', class: `switch ${config.on ? 'on' : 'off'}`, role: 'switch',
-      'aria-checked': config.on ? 'true' : 'false', id: 'kill-switch',
+      'aria-checked': config.on ? 'true' : 'false', id: 'kill-switch', disabled: !canWrite,
     }, h('span', { class: 'visually-hidden' }, `${state.flag.name} in ${app.env}: `), config.on ? 'On' : 'Off');
     kill.addEventListener('click', () => toggle(!config.on));
     clear(header,
@@ -396,7 +401,7 @@ export async function render(ctx, rawKey) {
     editorHost,
     h('div', { class: 'savebar' },
       field('Comment', comment),
-      h('button', { type: 'submit', class: 'primary', id: 'save-targeting' }, 'Save targeting'),
+      h('button', { type: 'submit', class: 'primary', id: 'save-targeting', disabled: !canWrite }, 'Save targeting'),
       button('Discard changes', () => redrawAll(true))));
   form.addEventListener('submit', save);
 
@@ -417,9 +422,9 @@ export async function render(ctx, rawKey) {
         h('div', { class: 'check' }, mobile, h('label', { for: mobile.id }, 'Available to mobile SDKs')),
         h('div', { class: 'check' }, browser, h('label', { for: browser.id }, 'Available to client-side (browser) SDKs'))),
       h('div', { class: 'actions' },
-        h('button', { type: 'submit', class: 'primary' }, 'Save settings'),
-        button(f.archived ? 'Restore flag' : 'Archive flag', () => flagWide([{ kind: f.archived ? 'restoreFlag' : 'archiveFlag' }], f.archived ? 'Restored' : 'Archived')),
-        button('Delete flag', removeFlag, { class: 'danger' })));
+        h('button', { type: 'submit', class: 'primary', disabled: !canWriteFlag }, 'Save settings'),
+        button(f.archived ? 'Restore flag' : 'Archive flag', () => flagWide([{ kind: f.archived ? 'restoreFlag' : 'archiveFlag' }], f.archived ? 'Restored' : 'Archived'), { disabled: !canWriteFlag }),
+        button('Delete flag', removeFlag, { class: 'danger', disabled: !canWriteFlag })));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const wanted = tags.value.split(',').map((t) => t.trim()).filter(Boolean);
@@ -472,6 +477,7 @@ export async function render(ctx, rawKey) {
   const settingsHost = h('div');
   const chartHost = h('div');
   clear(main,
+    readOnlyNote,
     header,
     conflictBox,
     h('section', { 'aria-labelledby': 'targeting-title' }, h('h2', { id: 'targeting-title', class: 'visually-hidden' }, `Targeting in ${app.env}`), form),
