@@ -13,9 +13,12 @@ import pytest
 from delivery_support import flag, segment
 from flagstaff_core import decode_data, decode_flag
 from flagstaff_server.cli import main
+from flagstaff_server.delivery import DeliveryConfig
 from flagstaff_server.delivery.snapshot import apply_change, build_snapshot
 from flagstaff_server.relay.config import EventsConfig, load_config, parse_config
+from flagstaff_server.relay.feed import RelayFeed
 from flagstaff_server.relay.forwarder import EventForwarder
+from flagstaff_server.relay.node import RelayNode
 from flagstaff_server.relay.reconcile import ItemChange, changes_from_data, changes_from_json
 from flagstaff_server.relay.spool import EventSpool
 from flagstaff_server.settings import SettingsError
@@ -75,6 +78,11 @@ def test_a_config_file_with_environment_overrides() -> None:
         (
             "[relay]\nupstream=['http://a']\nprotocol='v9'\n[environments.p]\nsdk_key='k'\n",
             "protocol",
+        ),
+        (
+            "[relay]\nupstream=['http://a', 'http://b']\nstream_upstream=['http://s']\n"
+            "[environments.p]\nsdk_key='k'\n",
+            "stream_upstream",
         ),
         (
             "[relay]\nupstream=['http://a']\n[relay.upstream_timing]\npoll_intervall=1\n"
@@ -234,3 +242,55 @@ async def test_the_forwarder_retries_while_upstream_fails_and_sets_refused_paylo
     assert [p.name for p in (tmp_path / "events" / "rejected").iterdir()] == [
         "00000000000000000002.event"
     ]
+
+
+# disk snapshots and readiness ---------------------------------------------------------------
+
+
+async def _node(directory: Path) -> tuple[RelayNode, RelayFeed]:
+    feed = RelayFeed()
+    node = RelayNode(feed, DeliveryConfig(data_dir=directory))
+    await node.start()
+    feed.start_at(node.position)
+    return node, feed
+
+
+async def test_a_disk_snapshot_is_served_after_a_restart_only_when_it_was_complete(
+    tmp_path: Path,
+) -> None:
+    node, feed = await _node(tmp_path)
+    credentials = {"sdkKey": "sdk-k", "mobileKey": "", "clientSideId": ""}
+    node.apply(
+        feed.next_change(
+            project="p", environment="e", kind="environment", key="e", version=0, item=credentials
+        )
+    )
+    await node.stop()  # written with credentials and no data: never complete
+    env_file = tmp_path / "environments" / "p~e.json"
+    incomplete = env_file.read_bytes()
+
+    node, feed = await _node(tmp_path)
+    assert node.complete_on_disk() == set()
+    node.apply(
+        feed.next_change(
+            project="p", environment="e", kind="flag", key="f", version=1, item=flag("f", 1)
+        )
+    )
+    node.mark_ready(("p", "e"))
+    await node.stop()
+    # the debounced snapshot write lost in a crash: the file on disk predates the mark
+    complete = env_file.read_bytes()
+    env_file.write_bytes(incomplete)
+    node, _ = await _node(tmp_path)
+    assert node.complete_on_disk() == set()
+    await node.stop()
+
+    env_file.write_bytes(complete)
+    node, _ = await _node(tmp_path)
+    try:
+        assert node.complete_on_disk() == {("p", "e")}
+        env = node.store.get("p", "e")
+        assert env is not None
+        assert set(env.snapshot.flags) == {"f"}
+    finally:
+        await node.stop()

@@ -68,7 +68,11 @@ class EventsConfig:
 class RelayConfig:
     environments: tuple[EnvironmentConfig, ...]
     upstream: tuple[str, ...] = ()
-    """Base URLs of the upstream service, preferred region first."""
+    """Base URLs of the upstream service, preferred region first (polling, and streaming unless
+    `stream_upstream` says otherwise)."""
+    stream_upstream: tuple[str, ...] = ()
+    """Streaming URLs by region, in `upstream`'s order, for services that stream from another
+    host (LaunchDarkly: stream.launchdarkly.com beside sdk.launchdarkly.com); empty: `upstream`."""
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     data_dir: Path = Path("relay-data")
@@ -97,7 +101,9 @@ class RelayConfig:
             raise SettingsError(
                 f"environments {', '.join(online)} have no offline_file, so upstream is required"
             )
-        for url in (*self.upstream, *self.events.upstream):
+        if self.stream_upstream and len(self.stream_upstream) != len(self.upstream):
+            raise SettingsError("relay.stream_upstream needs one URL per relay.upstream URL")
+        for url in (*self.upstream, *self.stream_upstream, *self.events.upstream):
             if not url.startswith(("http://", "https://")):
                 raise SettingsError(f"upstream URLs must start with http:// or https://: {url!r}")
         if not 0 <= self.port <= 65535:
@@ -197,6 +203,7 @@ def parse_config(
     return RelayConfig(
         environments=environments,
         upstream=_urls(main, "upstream", "relay"),
+        stream_upstream=_urls(main, "stream_upstream", "relay"),
         host=_str(main, "host", "127.0.0.1", "relay"),
         port=_int(main, "port", DEFAULT_PORT, "relay"),
         data_dir=_path(_str(main, "data_dir", "relay-data", "relay"), base),
@@ -222,6 +229,7 @@ _MAIN_ENV = {
     "PORT": "port",
     "DATA_DIR": "data_dir",
     "UPSTREAM": "upstream",
+    "STREAM_UPSTREAM": "stream_upstream",
     "STREAM": "stream",
     "PROTOCOL": "protocol",
     "MAX_STREAMS": "max_streams",

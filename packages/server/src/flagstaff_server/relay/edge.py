@@ -142,6 +142,7 @@ class Relay:
                 state.upstream = Upstream(
                     sdk_key=state.config.sdk_key,
                     urls=self.config.upstream,
+                    stream_urls=self.config.stream_upstream,
                     stream=self.config.stream,
                     protocol=self.config.protocol,
                     timing=self.config.upstream_timing,

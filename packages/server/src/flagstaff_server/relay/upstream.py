@@ -29,6 +29,7 @@ class Upstream:
         *,
         sdk_key: str,
         urls: tuple[str, ...],
+        stream_urls: tuple[str, ...] = (),
         stream: bool,
         protocol: str,
         timing: dict[str, float],
@@ -41,7 +42,10 @@ class Upstream:
             raise ValueError(f"unknown upstream_timing settings: {', '.join(unknown)}")
         config = Config(
             sdk_key,
-            endpoints=tuple(Endpoint.at(url) for url in urls),
+            endpoints=tuple(
+                Endpoint(stream_uri=stream, poll_uri=url, events_uri=url)
+                for url, stream in zip(urls, stream_urls or urls, strict=True)
+            ),
             stream=stream,
             protocol=protocol,  # type: ignore[arg-type]
             send_events=False,
