@@ -128,6 +128,7 @@ class StreamProcessor:
         block_ms: int = 500,
         retry_seconds: float = 0.5,
         retry_max_seconds: float = 10.0,
+        payload_retention_ms: int = 24 * 3_600_000,
     ) -> None:
         self.client = client
         self.analytics = analytics
@@ -138,8 +139,10 @@ class StreamProcessor:
         self.block_ms = block_ms
         self.retry_seconds = retry_seconds
         self.retry_max_seconds = retry_max_seconds
+        self.payload_retention_ms = payload_retention_ms
         self.counts: Counter[str] = Counter()
         self.store_ok = False
+        self._next_forget = 0.0
 
     async def run(self) -> None:
         delay = self.retry_seconds
@@ -153,6 +156,7 @@ class StreamProcessor:
                         own_pending = False
                         continue
                     if not entries:
+                        await self._housekeep()
                         continue
                     records = [decode_entry(data) for _, data in entries]
                     now_ms = int(time.time() * 1000)
@@ -172,6 +176,17 @@ class StreamProcessor:
                 log.warning("stream processing failed, retrying in %.1fs: %s", delay, exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.retry_max_seconds)
+
+    async def _housekeep(self) -> None:
+        """Drop processed payload ids past the retention window (once a minute, when idle)."""
+        now = time.time()
+        if now < self._next_forget:
+            return
+        self._next_forget = now + 60
+        before = int(now * 1000) - self.payload_retention_ms
+        self.counts["ids_forgotten"] += await asyncio.to_thread(
+            self.analytics.forget_payloads, before
+        )
 
     def _create_group(self) -> None:
         try:
