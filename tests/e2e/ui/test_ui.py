@@ -447,3 +447,33 @@ def test_token_sign_in_creates_a_reader_who_gets_a_read_only_flag_page(
     expect()(page.get_by_text("Read-only: reader@example.com (reader)")).to_be_visible()
     expect()(page.locator("#kill-switch")).to_be_disabled()
     expect()(page.get_by_role("button", name="Save targeting")).to_be_disabled()
+
+
+def test_prerequisites_targets_and_rule_order(ui_server: UiServer, context: Any) -> None:
+    ui_server.create_flag("base-flag")
+    ui_server.create_flag("dependent")
+    page = context.new_page()
+    sign_in(page, ui_server)
+    open_flag(page, ui_server, "dependent")
+    page.get_by_role("button", name="Add prerequisite").click()
+    page.get_by_label("Prerequisite 1: flag").select_option("base-flag")
+    page.get_by_label("must serve").select_option(label="0: true")
+    page.get_by_role("button", name="Add individual targets").click()
+    page.get_by_label("Serve", exact=True).first.select_option(label="1: false")
+    page.get_by_label("with keys").fill("mallory, trent")
+    rules = page.get_by_role("region", name="Rules")
+    for attribute in ("first", "second"):
+        page.get_by_role("button", name="Add rule").click()
+        rules.get_by_label("Attribute", exact=True).last.fill(attribute)
+        rules.get_by_label("Values", exact=True).last.fill("x")
+    rules.get_by_role("button", name="Move up").last.click()
+    page.get_by_role("region", name="When the flag is off").get_by_label("Serve").select_option(
+        label="0: true"
+    )
+    save(page)
+    expect()(page.locator("#notice")).to_contain_text("Saved")
+    stored = ui_server.flag("dependent")["environments"][ENV]
+    assert stored["prerequisites"] == [{"key": "base-flag", "variation": 0}]
+    assert stored["targets"] == [{"values": ["mallory", "trent"], "variation": 1}]
+    assert [rule["clauses"][0]["attribute"] for rule in stored["rules"]] == ["second", "first"]
+    assert stored["offVariation"] == 0
