@@ -4,10 +4,19 @@ every cookie-authenticated write must carry."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+from pathlib import Path
+
 import httpx
 import pytest
+from flagstaff_server.adapters.memory import InMemoryStore
+from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.app import Flagstaff
+from flagstaff_server.commands.user import CLI_ACTOR
+from flagstaff_server.services import accounts
 from flagstaff_server.services.access import hash_secret
+from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.settings import Settings
 from platform_api import ADMIN_TOKEN, FakeClock
 
 ADMIN = {"Authorization": ADMIN_TOKEN}
@@ -283,3 +292,19 @@ async def test_expired_sessions_are_swept_at_the_next_sign_in(
     with server.store.unit_of_work(read_only=True) as uow:
         assert uow.sessions.get(hash_secret(first)) is None
         assert uow.sessions.get(hash_secret(client.cookies["flagstaff_session"])) is not None
+
+
+async def test_an_account_made_before_the_first_start_still_gets_the_demo(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    store = InMemoryStore()
+    plane = ControlPlane(
+        store=store, feed=InProcessChangeFeed(store), clock=clock, key_grace=timedelta(0)
+    )
+    request = accounts.AccountRequest(email="first@example.com", role="admin", password=PASSWORD)
+    accounts.create_account(plane, CLI_ACTOR, request)
+    settings = Settings(data_dir=tmp_path, role="api", admin_token=ADMIN_TOKEN, seed_demo=True)
+    flagstaff = Flagstaff(settings, store=store, clock=clock, announce=lambda line: None)
+    async with flagstaff.running():
+        with store.unit_of_work(read_only=True) as uow:
+            assert [project.key for project in uow.projects.list()] == ["demo"]

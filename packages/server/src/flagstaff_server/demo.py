@@ -44,9 +44,16 @@ def demo_data_file() -> Path | None:
     return None
 
 
+# Audit kinds that mean the store has been used. Web UI accounts are not among them: the first
+# admin account is made with `flagstaff user create`, possibly before the first start.
+USE_KINDS = ("project", "environment", "flag", "segment", "token")
+
+
 def is_first_start(plane: ControlPlane) -> bool:
     with plane.read() as uow:
-        return not uow.projects.list() and not uow.audit.list(limit=1)
+        if uow.projects.list():
+            return False
+        return not any(uow.audit.list(kind=kind, limit=1) for kind in USE_KINDS)
 
 
 def create_demo(plane: ControlPlane) -> None:
