@@ -110,7 +110,7 @@ def load(mode: str, port: int, count: int, path: str, key: str, *extra: str) -> 
 def results(workers: list[Any]) -> list[dict[str, Any]]:
     out = []
     for worker in workers:
-        worker.wait(timeout=180)
+        worker.wait(timeout=240)  # beyond the generator's own bounds: it always reports
         out.append(json.loads(worker.output.read_text()))
     return out
 
@@ -310,7 +310,7 @@ def propagation(n: int, kind: str) -> dict[str, Any]:
         key = environment["apiKey"]
         port = int(url.rsplit(":", 1)[1])
         wait_for_key(url, key)
-        workers = load("fanout", port, n, "/all", key, str(FANOUT_CHANGES))
+        workers = load("changes", port, n, "/all", key, str(FANOUT_CHANGES))
         ready = sum(int(worker.stdout.readline().split()[1]) for worker in workers)
         time.sleep(1.0)
         sent = []
