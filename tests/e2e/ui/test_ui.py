@@ -477,3 +477,25 @@ def test_prerequisites_targets_and_rule_order(ui_server: UiServer, context: Any)
     assert stored["targets"] == [{"values": ["mallory", "trent"], "variation": 1}]
     assert [rule["clauses"][0]["attribute"] for rule in stored["rules"]] == ["second", "first"]
     assert stored["offVariation"] == 0
+
+
+def test_create_a_project_and_an_environment(ui_server: UiServer, context: Any) -> None:
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_role("link", name="Projects").click()
+    page.get_by_label("Name").fill("Mobile app")
+    page.get_by_label("Key").fill("mobile-app")
+    page.get_by_role("button", name="Create project").click()
+    expect()(page.locator("#notice")).to_contain_text("Created project mobile-app")
+    expect()(page.get_by_label("Project")).to_have_value("mobile-app")
+    page.get_by_role("link", name="Keys").click()
+    page.get_by_label("Name").fill("QA")
+    page.get_by_label("Key").fill("qa")
+    page.get_by_role("button", name="Create environment").click()
+    expect()(page.locator("#notice")).to_contain_text("Created environment qa")
+    expect()(page.get_by_role("rowheader").filter(has_text="QA")).to_be_visible()
+    expect()(page.get_by_label("Environment").locator("option", has_text="QA")).to_have_count(1)
+    page.get_by_role("button", name="Create environment").click()
+    expect()(page.get_by_label("Key")).to_have_attribute("aria-invalid", "true")
+    environments = ui_server.api.get("/api/v2/projects/mobile-app/environments").json()
+    assert "qa" in [env["key"] for env in environments["items"]]

@@ -34,6 +34,7 @@ export function base(project = app.project, env = app.env) {
 const ROUTES = [
   [/^#\/signin$/, () => pages.signIn(ctx())],
   [/^#\/accounts$/, () => pages.accounts(ctx())],
+  [/^#\/projects$/, () => pages.projects(ctx())],
   [/^#\/p\/([^/]+)\/keys$/, (p) => pages.keys(ctx(p))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/flags$/, (p, e) => flagList.render(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/new-flag$/, (p, e) => flagList.create(ctx(p, e))],
@@ -89,6 +90,7 @@ function renderShell() {
     ['Debugger', `${base()}/debugger`],
     ['SDK fleet', `${base()}/fleet`],
     ['Keys', `#/p/${enc(app.project)}/keys`],
+    ['Projects', '#/projects'],
     ['Audit log', `${base()}/audit`],
   ];
   if (app.session.role === 'admin' && !app.session.projectKey) links.push(['Accounts', '#/accounts']);
@@ -135,7 +137,7 @@ async function route() {
     }
   }
   if (hash === '#/' || hash === '#') {
-    if (!app.project) { go('#/accounts'); return; }
+    if (!app.project) { go('#/projects'); return; }
     go(`${base()}/flags`);
     return;
   }

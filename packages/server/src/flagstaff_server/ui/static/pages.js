@@ -81,6 +81,44 @@ function secretCell(label, value) {
   return h('td', {}, shown, ' ', toggle, ' ', copy);
 }
 
+// A small create form whose problem `path` lands on its fields; `send` gets the values.
+function createForm(title, fields, label, send, notify) {
+  const controls = fields.map(([name, text]) => [name, text, h('input', { autocomplete: 'off' })]);
+  const form = h('form', { class: 'card', novalidate: true }, h('h2', {}, title),
+    h('div', { class: 'row' }, controls.map(([name, text, input]) => field(text, input, { field: `/${name}` })),
+      h('button', { type: 'submit', class: 'primary' }, label)));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearFieldErrors(form);
+    const values = Object.fromEntries(controls.map(([name, , input]) => [name, input.value.trim()]));
+    try {
+      await send(values);
+    } catch (error) {
+      const where = error.status === 409 ? '/key' : (error.path || '').replace(/^\/environments\/\d+/, '');
+      if (!(error instanceof ApiError) || !showFieldError(form, where, error.message)) notify(error.message, 'error');
+    }
+  });
+  return form;
+}
+
+export async function projects(ctx) {
+  const { app, main, notify, go } = ctx;
+  const admin = app.session.role === 'admin' && !app.session.projectKey;
+  clear(main, h('h1', {}, 'Projects'),
+    h('table', { class: 'list' },
+      h('thead', {}, h('tr', {}, ['Project', 'Environments', 'Tags'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, app.projects.map((p) => h('tr', {},
+        h('td', {}, h('a', { href: `#/p/${enc(p.key)}/e/${enc(((p.environments || {}).items || [{}])[0].key || '')}/flags` }, p.name), h('div', { class: 'mono muted' }, p.key)),
+        h('td', {}, ((p.environments || {}).items || []).map((e) => e.name).join(', ')),
+        h('td', {}, (p.tags || []).map((t) => h('span', { class: 'tag' }, t))))))),
+    admin ? createForm('New project', [['name', 'Name'], ['key', 'Key']], 'Create project', async (values) => {
+      const made = await post('/api/v2/projects', values);
+      notify(`Created project ${made.key} with environments ${made.environments.map((e) => e.key).join(', ')}.`, 'success');
+      await reloadProjects();
+      go(`#/p/${enc(made.key)}/e/${enc(made.environments[0].key)}/flags`);
+    }, notify) : null);
+}
+
 export async function keys(ctx) {
   const { app, main, notify } = ctx;
   const answer = await get(`/api/v2/projects/${enc(app.project)}/environments?limit=1000`);
@@ -103,7 +141,13 @@ export async function keys(ctx) {
         secretCell(`${env.key} mobile key`, env.mobileKey),
         h('td', {}, h('code', {}, env._id)),
         h('td', {}, button(`Reset ${env.key} SDK key`, () => reset(env, 'apiKey'), { class: 'link danger' }), ' ',
-          button(`Reset ${env.key} mobile key`, () => reset(env, 'mobileKey'), { class: 'link danger' })))))));
+          button(`Reset ${env.key} mobile key`, () => reset(env, 'mobileKey'), { class: 'link danger' })))))),
+    app.session.role === 'admin' ? createForm('New environment', [['name', 'Name'], ['key', 'Key']], 'Create environment', async (values) => {
+      await post(`/api/v2/projects/${enc(app.project)}/environments`, values);
+      notify(`Created environment ${values.key}; every flag is configured there (off).`, 'success');
+      await reloadProjects();
+      await keys(ctx);
+    }, notify) : null);
 }
 
 export async function audit(ctx) {
