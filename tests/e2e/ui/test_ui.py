@@ -499,3 +499,22 @@ def test_create_a_project_and_an_environment(ui_server: UiServer, context: Any) 
     expect()(page.get_by_label("Key")).to_have_attribute("aria-invalid", "true")
     environments = ui_server.api.get("/api/v2/projects/mobile-app/environments").json()
     assert "qa" in [env["key"] for env in environments["items"]]
+
+
+def test_create_and_revoke_an_access_token(ui_server: UiServer, context: Any) -> None:
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_role("link", name="Tokens").click()
+    page.get_by_label("Name").fill("deploy bot")
+    page.get_by_label("Role").select_option("writer")
+    page.get_by_label("Limited to project").select_option(PROJECT)
+    page.get_by_role("button", name="Create token").click()
+    secret = page.locator("#new-token code").inner_text()
+    assert secret.startswith("api-")
+    headers = {"Authorization": secret}
+    assert ui_server.api.get("/api/v2/projects", headers=headers).status_code == 200
+    expect()(page.get_by_role("row").filter(has_text="deploy bot")).to_contain_text(PROJECT)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Revoke deploy bot").click()
+    expect()(page.locator("#notice")).to_contain_text("Revoked deploy bot")
+    assert ui_server.api.get("/api/v2/projects", headers=headers).status_code == 401

@@ -35,6 +35,7 @@ const ROUTES = [
   [/^#\/signin$/, () => pages.signIn(ctx())],
   [/^#\/accounts$/, () => pages.accounts(ctx())],
   [/^#\/projects$/, () => pages.projects(ctx())],
+  [/^#\/tokens$/, () => pages.tokens(ctx())],
   [/^#\/p\/([^/]+)\/keys$/, (p) => pages.keys(ctx(p))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/flags$/, (p, e) => flagList.render(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/new-flag$/, (p, e) => flagList.create(ctx(p, e))],
@@ -93,7 +94,7 @@ function renderShell() {
     ['Projects', '#/projects'],
     ['Audit log', `${base()}/audit`],
   ];
-  if (app.session.role === 'admin' && !app.session.projectKey) links.push(['Accounts', '#/accounts']);
+  if (app.session.role === 'admin' && !app.session.projectKey) links.push(['Tokens', '#/tokens'], ['Accounts', '#/accounts']);
   clear(nav, h('ul', {}, links.map(([label, href]) => {
     const current = location.hash.startsWith(href);
     return h('li', {}, h('a', { href, 'aria-current': current ? 'page' : null }, label));

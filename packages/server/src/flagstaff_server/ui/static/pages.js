@@ -242,3 +242,45 @@ export async function fleet(ctx) {
         h('td', {}, h('span', { class: `pill ${i.staleFlagData ? 'off' : 'on'}` }, i.staleFlagData ? 'stale' : 'current'))))))
       : h('p', { class: 'muted' }, 'no data: no SDK has sent diagnostics to this environment yet'));
 }
+
+export async function tokens(ctx) {
+  const { app, main, notify } = ctx;
+  const answer = await get('/api/v2/tokens');
+  const name = h('input', { autocomplete: 'off' });
+  const role = select(['reader', 'writer', 'admin'], 'reader');
+  const project = select([['', 'All projects'], ...app.projects.map((p) => [p.key, p.name])], '');
+  const secret = h('div', { 'aria-live': 'polite' });
+  const form = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'New access token'),
+    h('div', { class: 'row' }, field('Name', name, { field: '/name' }), field('Role', role, { field: '/role' }),
+      field('Limited to project', project, { field: '/projectKey' }),
+      h('button', { type: 'submit', class: 'primary' }, 'Create token')), secret);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearFieldErrors(form);
+    try {
+      const body = { name: name.value.trim(), role: role.value };
+      if (project.value) body.projectKey = project.value;
+      const made = await post('/api/v2/tokens', body);
+      await tokens(ctx);
+      notify(`Created ${made.name}. Copy the token now: it is shown only once.`, 'success');
+      const box = document.getElementById('new-token');
+      box.hidden = false;
+      clear(box, h('p', {}, h('strong', {}, 'New token (shown once): '), h('code', { class: 'secret' }, made.token)));
+    } catch (error) {
+      if (!(error instanceof ApiError) || !showFieldError(form, error.path, error.message)) notify(error.message, 'error');
+    }
+  });
+  clear(main, h('h1', {}, 'Access tokens'),
+    h('div', { id: 'new-token', class: 'card', hidden: true }),
+    h('table', { class: 'list' },
+      h('thead', {}, h('tr', {}, ['Name', 'Role', 'Scope', 'Token', 'Created', ''].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, answer.items.map((t) => h('tr', {},
+        h('td', {}, t.name), h('td', {}, t.role),
+        h('td', {}, [t.projectKey, t.environmentKey].filter(Boolean).join(' / ') || 'all projects'),
+        h('td', {}, h('code', {}, t.token)), h('td', {}, time(t.creationDate)),
+        h('td', {}, button(`Revoke ${t.name}`, async () => {
+          if (!window.confirm(`Revoke ${t.name}? It stops working at once.`)) return;
+          try { await del(`/api/v2/tokens/${enc(t._id)}`); await tokens(ctx); notify(`Revoked ${t.name}.`, 'success'); } catch (error) { notify(error.message, 'error'); }
+        }, { class: 'link danger' })))))),
+    form);
+}
