@@ -281,6 +281,8 @@ def test_main_pages_fit_1280_pixels_and_are_captured(ui_server: UiServer, contex
         "segment": f"{base}/segments/beta",
         "keys": f"{ui_server.url}/ui/#/p/{PROJECT}/keys",
         "accounts": f"{ui_server.url}/ui/#/accounts",
+        "tokens": f"{ui_server.url}/ui/#/tokens",
+        "projects": f"{ui_server.url}/ui/#/projects",
         "new-flag": f"{base}/new-flag",
     }
     widths = {}
