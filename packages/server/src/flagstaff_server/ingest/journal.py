@@ -22,6 +22,10 @@ log = logging.getLogger(__name__)
 
 SUFFIX = ".log"
 READ_CHUNK = 4 << 20
+IOV_MAX = 1024
+"""Buffers per `writev` call (POSIX guarantees at least 16; Linux allows 1024)."""
+FRAME_OVERHEAD = framing.FRAME.size + framing.FIXED.size + 3 * 64
+"""A record's bytes beyond its payload, as counted against the disk budget before framing."""
 
 
 @dataclass(slots=True)
@@ -43,6 +47,21 @@ class Recovery:
 
 def segment_name(first_seq: int) -> str:
     return f"{first_seq:020d}{SUFFIX}"
+
+
+def write_all(fd: int, parts: list[bytes]) -> None:
+    """Write every part in order with as few `writev` calls as the kernel allows, finishing
+    any short write."""
+    index = 0
+    while index < len(parts):
+        chunk = parts[index : index + IOV_MAX]
+        written = os.writev(fd, chunk)
+        index += len(chunk)
+        total = sum(len(part) for part in chunk)
+        if written < total:
+            rest = memoryview(b"".join(chunk))[written:]
+            while rest:
+                rest = rest[os.write(fd, rest) :]
 
 
 def fsync_directory(directory: Path) -> None:
@@ -71,7 +90,7 @@ class Journal:
         self.fsyncs = 0
         self._lock = threading.Lock()
         self._fd = -1
-        self._pending: list[bytes] = []
+        self._pending: list[Record] = []
         self._pending_bytes = 0
         self._waiters: list[asyncio.Future[None]] = []
         self._flushing = False
@@ -170,20 +189,20 @@ class Journal:
         the write failed; the record is then not in the log."""
         seq = self.next_seq
         self.next_seq += 1
-        frame = framing.encode(
-            Record(
-                seq=seq,
-                received_ms=received_ms,
-                kind=kind,
-                project=project,
-                environment=environment,
-                payload_id=payload_id,
-                payload=payload,
-            )
+        # framing (and its CRC, which releases the GIL for large payloads and would then wait
+        # to get it back) happens on the journal thread, off the event loop
+        item = Record(
+            seq=seq,
+            received_ms=received_ms,
+            kind=kind,
+            project=project,
+            environment=environment,
+            payload_id=payload_id,
+            payload=payload,
         )
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append(frame)
-        self._pending_bytes += len(frame)
+        self._pending.append(item)
+        self._pending_bytes += len(payload) + FRAME_OVERHEAD
         self._waiters.append(future)
         if not self._flushing:
             self._flushing = True
@@ -195,12 +214,12 @@ class Journal:
         loop = asyncio.get_running_loop()
         try:
             while self._pending:
-                frames, waiters = self._pending, self._waiters
-                first_seq = self.next_seq - len(frames)
-                last_seq = self.next_seq - 1
+                records, waiters = self._pending, self._waiters
+                first_seq = records[0].seq
+                last_seq = records[-1].seq
                 self._pending, self._waiters, self._pending_bytes = [], [], 0
                 try:
-                    await loop.run_in_executor(self._executor, self._write, frames, first_seq)
+                    await loop.run_in_executor(self._executor, self._write, records, first_seq)
                 except Exception as exc:
                     log.error("journal write failed: %s", exc)
                     # callers answer 503 for an OSError; any failure here means "not on disk"
@@ -211,7 +230,7 @@ class Journal:
                             waiter.set_exception(error)
                     continue
                 self.durable_seq = last_seq
-                self.appended += len(frames)
+                self.appended += len(records)
                 self.fsyncs += 1
                 for waiter in waiters:
                     if not waiter.done():
@@ -219,19 +238,20 @@ class Journal:
         finally:
             self._flushing = False
 
-    def _write(self, frames: list[bytes], first_seq: int) -> None:
-        """Runs on the journal thread: one write and one fsync for the whole batch."""
+    def _write(self, records: list[Record], first_seq: int) -> None:
+        """Runs on the journal thread: frames the batch, then one `writev` (the payloads are
+        written by reference, not joined) and one fsync for the whole batch."""
         active = self.segments[-1]
         if active.size >= self.segment_bytes or self._rotate:
             self._open_segment(first_seq)
             self._rotate = False
             active = self.segments[-1]
-        data = b"".join(frames)
+        parts: list[bytes] = []
+        for item in records:
+            parts.extend(framing.frame_parts(item))
+        size = sum(len(part) for part in parts)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            write_all(self._fd, parts)
             os.fsync(self._fd)
         except OSError:
             # cut what reached the file, so no unacknowledged record is ever processed
@@ -244,7 +264,7 @@ class Journal:
                 log.exception("journal could not cut a failed write")
             raise
         with self._lock:
-            active.size += len(data)
+            active.size += size
 
     # reading and releasing ---------------------------------------------------------------------
 

@@ -36,19 +36,32 @@ class Record:
 
 
 def encode(record: Record) -> bytes:
+    return b"".join(frame_parts(record))
+
+
+def frame_parts(record: Record) -> tuple[bytes, bytes]:
+    """The record's frame as (frame header + body start, payload): the payload is framed by
+    reference, never copied, and the CRC runs over both pieces as one body."""
     project = record.project.encode()
     environment = record.environment.encode()
     payload_id = record.payload_id.encode()
-    head = FIXED.pack(
-        record.seq,
-        record.received_ms,
-        record.kind,
-        len(project),
-        len(environment),
-        len(payload_id),
+    head = b"".join(
+        (
+            FIXED.pack(
+                record.seq,
+                record.received_ms,
+                record.kind,
+                len(project),
+                len(environment),
+                len(payload_id),
+            ),
+            project,
+            environment,
+            payload_id,
+        )
     )
-    body = b"".join((head, project, environment, payload_id, record.payload))
-    return FRAME.pack(len(body), zlib.crc32(body)) + body
+    crc = zlib.crc32(record.payload, zlib.crc32(head))
+    return FRAME.pack(len(head) + len(record.payload), crc) + head, record.payload
 
 
 def decode_body(body: bytes | memoryview, *, payload: bool = True) -> Record:
