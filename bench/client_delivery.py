@@ -90,7 +90,13 @@ def flagstaff() -> Iterator[tuple[str, psutil.Process]]:
     command = [flagstaff_bin, "serve", "--port", str(port), "--data-dir", str(data)]
     process = subprocess.Popen(
         [*command, "--no-demo", "--log-level", "warning"],
-        env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN},
+        # Unpaced: the fan-out runs measure what 10k distinct contexts cost, so the fresh
+        # evaluation budget (1,000/s by default) must not shed their stream opens.
+        env={
+            **os.environ,
+            "FLAGSTAFF_ADMIN_TOKEN": ADMIN,
+            "FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND": "1000000",
+        },
         stdout=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"

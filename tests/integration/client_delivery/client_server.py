@@ -141,8 +141,9 @@ def seed(api: httpx.Client) -> dict[str, Any]:
 
 
 @contextmanager
-def running_server(data_dir: Path) -> Iterator[Deployment]:
-    settings = Settings(data_dir=data_dir, admin_token=ADMIN, seed_demo=False)
+def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
+    """`overrides` are Settings fields (e.g. admission limits)."""
+    settings = Settings(data_dir=data_dir, admin_token=ADMIN, seed_demo=False, **overrides)
     flagstaff = Flagstaff(settings, announce=lambda line: None)
     port = free_port()
     server = uvicorn.Server(

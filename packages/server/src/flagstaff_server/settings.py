@@ -31,6 +31,8 @@ REDIS_ENV = "FLAGSTAFF_REDIS_URL"
 KEY_GRACE_ENV = "FLAGSTAFF_KEY_GRACE_SECONDS"
 MAX_STREAMS_ENV = "FLAGSTAFF_MAX_STREAMS"
 FULL_SENDS_ENV = "FLAGSTAFF_FULL_SENDS_PER_SECOND"
+MAX_CLIENT_STREAMS_ENV = "FLAGSTAFF_MAX_CLIENT_STREAMS"
+CLIENT_EVALUATIONS_ENV = "FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND"
 MAX_CONNECTION_AGE_ENV = "FLAGSTAFF_MAX_CONNECTION_AGE_SECONDS"
 HEARTBEAT_ENV = "FLAGSTAFF_HEARTBEAT_SECONDS"
 ANALYTICS_DATABASE_ENV = "FLAGSTAFF_ANALYTICS_DATABASE_URL"
@@ -64,6 +66,9 @@ class Settings:
     # Delivery admission control, per node (docs/delivery.md, "Admission control").
     max_streams: int = _LIMITS.max_streams
     full_sends_per_second: float = _LIMITS.full_sends_per_second
+    # Browser/mobile/OFREP streams (within max_streams) and their fresh evaluations per second.
+    max_client_streams: int = _LIMITS.max_client_streams
+    client_evaluations_per_second: float = _LIMITS.evaluations_per_second
     # 0 turns connection ageing off.
     max_connection_age_seconds: float = _LIMITS.max_connection_age_seconds
     # Idle streams get a heartbeat this often; SDKs treat about 5 minutes of silence as dead.
@@ -95,6 +100,15 @@ class Settings:
             raise SettingsError(
                 f"full sends per second must be above 0, got {self.full_sends_per_second}"
             )
+        if self.max_client_streams < 1:
+            raise SettingsError(
+                f"max client streams must be at least 1, got {self.max_client_streams}"
+            )
+        if not self.client_evaluations_per_second > 0:
+            raise SettingsError(
+                "client evaluations per second must be above 0, "
+                f"got {self.client_evaluations_per_second}"
+            )
         if not self.max_connection_age_seconds >= 0:
             raise SettingsError(
                 "max connection age must be zero (off) or more seconds, "
@@ -118,6 +132,9 @@ class Settings:
             # a burst of two seconds' worth, the ratio of the defaults
             full_send_burst=max(1, round(2 * self.full_sends_per_second)),
             max_connection_age_seconds=self.max_connection_age_seconds,
+            max_client_streams=self.max_client_streams,
+            evaluations_per_second=self.client_evaluations_per_second,
+            evaluation_burst=max(1, round(2 * self.client_evaluations_per_second)),
         )
 
     @property
@@ -167,8 +184,13 @@ class Settings:
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
         if environ.get(MAX_STREAMS_ENV):
             values["max_streams"] = parse_int(environ[MAX_STREAMS_ENV], MAX_STREAMS_ENV)
+        if environ.get(MAX_CLIENT_STREAMS_ENV):
+            values["max_client_streams"] = parse_int(
+                environ[MAX_CLIENT_STREAMS_ENV], MAX_CLIENT_STREAMS_ENV
+            )
         for name, env in (
             ("full_sends_per_second", FULL_SENDS_ENV),
+            ("client_evaluations_per_second", CLIENT_EVALUATIONS_ENV),
             ("max_connection_age_seconds", MAX_CONNECTION_AGE_ENV),
             ("heartbeat_seconds", HEARTBEAT_ENV),
         ):

@@ -1,5 +1,6 @@
-"""Admission control for one delivery node: a cap on open streams, a token bucket on full-payload
-sends, jittered `Retry-After` values and connection-age deadlines, with counters for all of it.
+"""Admission control for one delivery node: a cap on open streams (and a smaller one on client-side
+streams), token buckets on full-payload sends and on fresh client-side evaluations, jittered
+`Retry-After` values and connection-age deadlines, with counters for all of it.
 
 Time and randomness are injected, so every decision is testable without sleeping.
 """
@@ -25,6 +26,14 @@ class Limits:
     0 disables it."""
     age_jitter: float = 0.25
     """A stream's age limit is drawn from [age * (1 - jitter), age]."""
+    max_client_streams: int = 15_000
+    """Browser, mobile and OFREP streams per node (counted within `max_streams` too): a storm
+    of browsers cannot take the room server-side SDKs need."""
+    evaluations_per_second: float = 1_000.0
+    """Client-side answers that need a fresh evaluation (evalx/OFREP 200s not in the cache,
+    `eval` stream opens for a new context), sustained. A browser's 50 flags cost about 0.5 ms,
+    so this keeps such work near half a core; cache hits and 304s are not counted."""
+    evaluation_burst: int = 2_000
 
 
 class TokenBucket:
@@ -59,7 +68,11 @@ class Admission:
         self.clock = clock
         self.random = random
         self.bucket = TokenBucket(limits.full_sends_per_second, limits.full_send_burst, clock)
+        self.evaluations = TokenBucket(
+            limits.evaluations_per_second, limits.evaluation_burst, clock
+        )
         self.open_streams = 0
+        self.open_client_streams = 0
         self.counts: Counter[str] = Counter()
         """Monotonic counters: `stream_shed`, `full_send`, `full_send_shed`, `not_modified`,
         `delta_send`, `evicted`, `aged_out`, ... (exposed on /metrics)."""
@@ -69,6 +82,21 @@ class Admission:
             self.counts["stream_shed"] += 1
             return False
         return True
+
+    def admit_client_stream(self) -> bool:
+        """A browser, mobile or OFREP stream: within both the node's and the client-side cap."""
+        if self.open_client_streams >= self.limits.max_client_streams:
+            self.counts["client_stream_shed"] += 1
+            return False
+        return self.admit_stream()
+
+    def admit_evaluation(self) -> bool:
+        """A client-side answer that must be evaluated afresh (not served from the cache)."""
+        if self.evaluations.take():
+            self.counts["client_evaluation"] += 1
+            return True
+        self.counts["client_evaluation_shed"] += 1
+        return False
 
     def admit_full_send(self) -> bool:
         if self.bucket.take():

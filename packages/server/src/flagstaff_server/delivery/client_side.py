@@ -2,7 +2,8 @@
 evaluation (`evalx` polls, `eval`/`meval`/`ping` streams), goals, and OFREP v1 (single and bulk
 evaluation, change notifications over SSE), all with CORS and ETags. Browser events belong to
 `flagstaff_server.ingest`. Handlers evaluate with the core on the environment's current snapshot
-(compiled once per snapshot) and never touch the database.
+(compiled once per snapshot) and never touch the database. Fresh evaluations and stream opens go
+through the node's admission control; cache hits and 304s do not.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from urllib.parse import parse_qs
 import orjson
 from flagstaff_core import Availability, evaluate
 
-from flagstaff_server.delivery import ofrep, sse
+from flagstaff_server.delivery import client_metrics, ofrep, sse
 from flagstaff_server.delivery.asgi import sdk_key_of
 from flagstaff_server.delivery.client_context import (
     ClientContext,
@@ -38,8 +39,14 @@ from flagstaff_server.delivery.client_stream import (
     refetch_message,
 )
 from flagstaff_server.delivery.cors import answer_preflight, cors_headers, origin_of
-from flagstaff_server.delivery.evaluation_cache import EvaluationCache, etag_of, view_name
+from flagstaff_server.delivery.evaluation_cache import (
+    Evaluated,
+    EvaluationCache,
+    etag_of,
+    view_name,
+)
 from flagstaff_server.delivery.fanout import Channel
+from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import Environment
 from flagstaff_server.errors import (
     FlagstaffError,
@@ -188,6 +195,7 @@ class ClientDelivery:
         config = reevaluation or ReevaluationConfig(heartbeat_seconds=node.config.heartbeat_seconds)
         self.reevaluator = Reevaluator(self._environment_by_id, self.cache, config, rng=node.rng)
         self._worker: asyncio.Task[None] | None = None
+        node.metric_sources.append(lambda: client_metrics.render(self))
 
     def _environment_by_id(self, env_id: tuple[str, str]) -> Environment | None:
         return self.node.store.get(*env_id)
@@ -321,12 +329,28 @@ class ClientDelivery:
         etag = etag_of(snapshot.digest, view_name(availability, with_reasons), client.fingerprint)
         headers = [(b"etag", etag), (b"cache-control", b"no-cache"), *cors]
         if _matches(_header(scope, b"if-none-match"), etag):
+            self.node.admission.counts["client_not_modified"] += 1
             await _respond(send, 304, b"", headers)
             return
-        evaluated = self.cache.client_results(
-            snapshot, client, availability, with_reasons=with_reasons
-        )
+        evaluated = self._admitted_results(snapshot, client, availability, with_reasons)
         await _respond(send, 200, evaluated.body, [(b"content-type", JSON), *headers])
+
+    def _admitted_results(
+        self,
+        snapshot: Snapshot,
+        client: ClientContext,
+        availability: Availability,
+        with_reasons: bool,
+    ) -> Evaluated:
+        """Results from the cache, or evaluated afresh if the evaluation budget allows: a storm
+        of new contexts is answered 503 + Retry-After instead of taking the node's CPU."""
+        view = view_name(availability, with_reasons)
+        held = self.cache.held(etag_of(snapshot.digest, view, client.fingerprint))
+        if held is not None:
+            return held
+        if not self.node.admission.admit_evaluation():
+            raise StoreUnavailable("too many new contexts to evaluate right now; retry later")
+        return self.cache.client_results(snapshot, client, availability, with_reasons=with_reasons)
 
     # streaming ---------------------------------------------------------------------------------
 
@@ -345,14 +369,12 @@ class ClientDelivery:
     ) -> None:
         node = self.node
         admission = node.admission
-        if not admission.admit_stream():
+        if not admission.admit_client_stream():
             raise StoreUnavailable("this node holds all the streams it can; retry later")
         snapshot = env.snapshot
         if kind == "eval":
             assert client is not None
-            evaluated = self.cache.client_results(
-                snapshot, client, availability, with_reasons=with_reasons
-            )
+            evaluated = self._admitted_results(snapshot, client, availability, with_reasons)
             opening = sse.frame(b"put", evaluated.body)
         elif kind == "ofrep":
             # tells a provider that fetched before this stream opened whether it missed a change
@@ -381,6 +403,7 @@ class ClientDelivery:
         self.reevaluator.add(env_id, stream)
         self.start()
         admission.open_streams += 1
+        admission.open_client_streams += 1
         admission.counts[f"client_stream_{kind}"] += 1
         watcher = asyncio.create_task(_watch_disconnect(receive, channel))
         hint = sse.retry_hint(int(node.config.retry_hint_ms * (1.0 + node.rng())))
@@ -409,6 +432,7 @@ class ClientDelivery:
         finally:
             self.reevaluator.discard(env_id, stream)
             admission.open_streams -= 1
+            admission.open_client_streams -= 1
             watcher.cancel()
             if channel.evicted:
                 admission.counts["evicted"] += 1
@@ -439,7 +463,11 @@ class ClientDelivery:
             etag = etag_of(snapshot.digest, ofrep_view(availability), client.fingerprint)
             headers = [(b"etag", etag), (b"cache-control", b"no-cache"), *cors]
             if _matches(_header(scope, b"if-none-match"), etag):
+                self.node.admission.counts["client_not_modified"] += 1
                 await _respond(send, 304, b"", headers)
+                return
+            if not self.node.admission.admit_evaluation():
+                await self._rate_limited(send, cors)
                 return
             bulk = self._ofrep_bulk(env, client, availability, scope)
             await _respond(send, 200, orjson.dumps(bulk), [(b"content-type", JSON), *headers])
@@ -454,7 +482,11 @@ class ClientDelivery:
         etag = etag_of(snapshot.digest, view, client.fingerprint)
         headers = [(b"etag", etag), (b"cache-control", b"no-cache"), *cors]
         if _matches(_header(scope, b"if-none-match"), etag):
+            self.node.admission.counts["client_not_modified"] += 1
             await _respond(send, 304, b"", headers)
+            return
+        if not self.node.admission.admit_evaluation():
+            await self._rate_limited(send, cors)
             return
         evaluation = evaluate(flag, client.context, data)
         error = ofrep.failure_of(evaluation)
@@ -534,6 +566,17 @@ class ClientDelivery:
         )
 
     # responses ---------------------------------------------------------------------------------
+
+    async def _rate_limited(self, send: Send, cors: Headers) -> None:
+        """OFREP's answer to a shed evaluation: 429 + Retry-After, which providers honour by
+        pausing evaluation requests until then (the spec's rate-limit response)."""
+        retry = b"%d" % self.node.admission.retry_after()
+        failure = ofrep.Failure(
+            status=429, code="GENERAL", details="too many evaluations right now; retry later"
+        )
+        body = orjson.dumps(failure.body(None))
+        headers = [(b"retry-after", retry), (b"content-type", JSON), *cors]
+        await _respond(send, 429, body, headers)
 
     async def _error(self, send: Send, exc: FlagstaffError, cors: Headers) -> None:
         status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 500)

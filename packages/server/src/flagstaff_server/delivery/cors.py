@@ -25,8 +25,9 @@ ALLOW_HEADERS = (
 )
 """The LaunchDarkly browser SDK's custom headers (a missing one fails its preflight), OFREP's
 `Authorization`/`X-API-Key`, and `If-None-Match` for conditional polls."""
-EXPOSE_HEADERS = b"ETag, Date"
-"""Without ETag exposed the OFREP web provider never sends If-None-Match; LD reads Date."""
+EXPOSE_HEADERS = b"ETag, Date, Retry-After"
+"""Without ETag exposed the OFREP web provider never sends If-None-Match; LD reads Date; the OFREP
+web provider waits out a 429's Retry-After only if it can read it."""
 MAX_AGE = b"300"
 
 

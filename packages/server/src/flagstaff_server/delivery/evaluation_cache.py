@@ -74,6 +74,15 @@ class EvaluationCache:
     def forget(self, project: str, environment: str) -> None:
         self._compiled.pop((project, environment), None)
 
+    def held(self, etag: bytes) -> Evaluated | None:
+        """The body already evaluated under `etag`, if the cache still has it (no evaluation)."""
+        body = self._bodies.get(etag)
+        if body is None:
+            return None
+        self._bodies.move_to_end(etag)
+        self.counts["hit"] += 1
+        return Evaluated(etag, body)
+
     def client_results(
         self,
         snapshot: Snapshot,
@@ -84,11 +93,9 @@ class EvaluationCache:
     ) -> Evaluated:
         """Every flag `availability` allows, evaluated for `client` on `snapshot`."""
         etag = etag_of(snapshot.digest, view_name(availability, with_reasons), client.fingerprint)
-        body = self._bodies.get(etag)
-        if body is not None:
-            self._bodies.move_to_end(etag)
-            self.counts["hit"] += 1
-            return Evaluated(etag, body)
+        held = self.held(etag)
+        if held is not None:
+            return held
         results = evaluate_for_client(
             self.data(snapshot),
             client.context,

@@ -134,4 +134,6 @@ def render(node: DeliveryNode) -> bytes:
         "Seconds since each environment's snapshot last changed or was loaded.",
         [(labels, max(0.0, now - e.updated)) for labels, e in env_labels],
     )
+    for source in node.metric_sources:
+        lines.extend(source())
     return ("\n".join(lines) + "\n").encode()

@@ -81,6 +81,8 @@ class DeliveryNode:
         )
         self.admission = Admission(self.config.limits, clock=clock, random=rng)
         self.counts: Counter[str] = Counter()
+        self.metric_sources: list[Callable[[], list[str]]] = []
+        """More `/metrics` lines from parts built on this node (client-side delivery)."""
         self.position = 0
         """The last feed seq this node has applied."""
         self.head = 0

@@ -1,0 +1,100 @@
+"""Prometheus lines for client-side delivery (browser, mobile, OFREP): open streams, opens, sheds,
+evaluations by outcome and the re-evaluator's work. Appended to the node's `/metrics`; reads state,
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flagstaff_server.delivery.client_side import ClientDelivery
+
+PREFIX = "flagstaff_delivery_client_"
+KINDS = ("eval", "ping", "ofrep")
+
+
+def render(delivery: ClientDelivery) -> list[str]:
+    lines: list[str] = []
+
+    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
+        lines.append(f"# HELP {PREFIX}{name} {help_text}")
+        lines.append(f"# TYPE {PREFIX}{name} {kind}")
+        lines.extend(f"{PREFIX}{name}{labels} {value:g}" for labels, value in samples)
+
+    counts = delivery.node.admission.counts
+    reevaluator = delivery.reevaluator
+    open_by_kind: Counter[str] = Counter(
+        stream.kind for streams in reevaluator.streams.values() for stream in streams
+    )
+    metric(
+        "open_streams",
+        "gauge",
+        "Open client-side streams by kind (eval: /eval and /meval; ping; ofrep: OFREP SSE).",
+        [(f'{{kind="{k}"}}', open_by_kind[k]) for k in KINDS],
+    )
+    metric(
+        "streams_opened_total",
+        "counter",
+        "Client-side streams accepted, by kind.",
+        [(f'{{kind="{k}"}}', counts[f"client_stream_{k}"]) for k in KINDS],
+    )
+    metric(
+        "sheds_total",
+        "counter",
+        "Client-side requests refused by admission control (503, or 429 for OFREP, with "
+        "Retry-After): the client-side stream cap, or the fresh-evaluation rate.",
+        [
+            ('{reason="client_stream_cap"}', counts["client_stream_shed"]),
+            ('{reason="evaluation_rate"}', counts["client_evaluation_shed"]),
+        ],
+    )
+    metric(
+        "answers_total",
+        "counter",
+        "Client-side evaluations asked for, by how they were answered: evaluated afresh "
+        "(admitted by the evaluation budget), from the cache of evaluated bodies, or 304.",
+        [
+            ('{outcome="evaluated"}', counts["client_evaluation"]),
+            ('{outcome="cached"}', delivery.cache.counts["hit"]),
+            ('{outcome="not_modified"}', counts["client_not_modified"]),
+        ],
+    )
+    metric(
+        "snapshot_compiles_total",
+        "counter",
+        "Environment snapshots compiled for evaluation.",
+        [("", delivery.cache.counts["compile"])],
+    )
+    metric(
+        "reevaluation_cpu_seconds_total",
+        "counter",
+        "CPU time spent bringing open streams up to a changed snapshot.",
+        [("", reevaluator.cpu_seconds)],
+    )
+    metric(
+        "reevaluation_last_pass_seconds",
+        "gauge",
+        "From a change being noticed to its last stream being handed its events.",
+        [("", reevaluator.last_pass_seconds)],
+    )
+    re_counts = reevaluator.counts
+    metric(
+        "reevaluation_total",
+        "counter",
+        "Re-evaluation work: passes, streams updated, context groups evaluated, streams evicted "
+        "as too slow, streams closed at their maximum age, worker errors.",
+        [
+            (f'{{what="{what}"}}', re_counts[what])
+            for what in (
+                "pass",
+                "stream_updated",
+                "evaluated_group",
+                "evicted",
+                "aged_out",
+                "error",
+            )
+        ],
+    )
+    return lines
