@@ -83,19 +83,19 @@ def context_of(n: int) -> dict[str, Any]:
 
 
 @contextmanager
-def flagstaff() -> Iterator[tuple[str, psutil.Process]]:
+def flagstaff(*, paced: bool = False) -> Iterator[tuple[str, psutil.Process]]:
     port = free_port()
     data = Path(tempfile.mkdtemp(prefix="bench-client-"))
     flagstaff_bin = str(Path(sys.executable).parent / "flagstaff")
     command = [flagstaff_bin, "serve", "--port", str(port), "--data-dir", str(data)]
     process = subprocess.Popen(
         [*command, "--no-demo", "--log-level", "warning"],
-        # Unpaced: the fan-out runs measure what 10k distinct contexts cost, so the fresh
-        # evaluation budget (1,000/s by default) must not shed their stream opens.
+        # Unpaced unless asked: the fan-out runs measure what 10k distinct contexts cost, so
+        # the fresh-evaluation budget (1,000/s by default) must not shed their stream opens.
         env={
             **os.environ,
             "FLAGSTAFF_ADMIN_TOKEN": ADMIN,
-            "FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND": "1000000",
+            **({} if paced else {"FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND": "1000000"}),
         },
         stdout=subprocess.DEVNULL,
     )
@@ -320,6 +320,44 @@ def fan_out(
     }
 
 
+async def poll_storm(url: str, client_side_id: str, count: int) -> dict[str, int]:
+    """`count` evalx polls, each for a new context, over 200 keep-alive connections (raw
+    sockets: an HTTP client library here would be slower than the budget): answers by status."""
+    host, port = url.removeprefix("http://").split(":")
+    statuses: dict[str, int] = {}
+    pending = iter(range(count))
+
+    async def connection() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        for n in pending:
+            path = f"/sdk/evalx/{client_side_id}/contexts/{b64(context_of(n))}"
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = head.split(b" ", 2)[1].decode()
+            length = re.search(rb"(?i)content-length: *(\d+)", head)
+            await reader.readexactly(int(length.group(1)) if length else 0)
+            statuses[status] = statuses.get(status, 0) + 1
+        writer.close()
+
+    await asyncio.gather(*(connection() for _ in range(200)))
+    return statuses
+
+
+def storm(url: str, process: psutil.Process, client_side_id: str, count: int) -> dict[str, Any]:
+    """A reconnect storm of `count` browsers with new contexts against the default budget."""
+    cpu = process.cpu_times()
+    started = time.monotonic()
+    statuses = asyncio.run(poll_storm(url, client_side_id, count))
+    elapsed = time.monotonic() - started
+    after = process.cpu_times()
+    return {
+        "polls": count,
+        "answers": statuses,
+        "seconds": round(elapsed, 2),
+        "server_cpu_seconds": round(after.user + after.system - cpu.user - cpu.system, 2),
+    }
+
+
 def reevaluation_cpu(url: str) -> float:
     """CPU seconds the server's re-evaluator has spent (its own thread-time count, in /status)."""
     delivery = httpx.get(f"{url}/status").json()["parts"]["delivery"]
@@ -329,6 +367,7 @@ def reevaluation_cpu(url: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="1k streams, 2 s polls")
+    parser.add_argument("--storm-only", action="store_true", help="only the paced poll storm")
     parser.add_argument("--streams", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -340,6 +379,16 @@ def main() -> None:
     streams = 1_000 if args.quick else 10_000
     seconds = 2.0 if args.quick else 5.0
     results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "flags": FLAGS}
+    with (
+        flagstaff(paced=True) as (url, process),
+        httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30) as api,
+    ):
+        client_side_id = seed(api)
+        wait_for_flags(url, client_side_id)
+        results["poll_storm_paced"] = storm(url, process, client_side_id, streams)
+        print(json.dumps(results["poll_storm_paced"]), flush=True)
+    if args.storm_only:
+        return
     with (
         flagstaff() as (url, process),
         httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30) as api,
