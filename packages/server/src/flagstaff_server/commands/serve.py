@@ -19,6 +19,7 @@ import uvicorn
 
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.commands.error import CommandError
+from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.settings import (
     ADMIN_TOKEN_ENV,
     DATABASE_ENV,
@@ -128,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
-        http="httptools",
+        # Streams of known SDK keys are served on the connection itself (delivery/connection.py):
+        # no ASGI task or queue per stream; everything else goes to the ASGI app as usual.
+        http=protocol_for(lambda: server.delivery if server.ready else None),
         lifespan="on",
         log_level=args.log_level,
         timeout_graceful_shutdown=args.shutdown_seconds,
