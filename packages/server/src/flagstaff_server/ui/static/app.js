@@ -17,6 +17,10 @@ export function notify(message, kind = 'info') {
   clear(box, message);
 }
 
+// A notice for the page about to be shown (navigation clears the current one).
+let pendingNotice = null;
+export function flash(message, kind = 'info') { pendingNotice = [message, kind]; }
+
 export function clearNotice() {
   const box = document.getElementById('notice');
   box.hidden = true;
@@ -50,7 +54,7 @@ const ROUTES = [
 function ctx(project, env) {
   if (project) app.project = decodeURIComponent(project);
   if (env) app.env = decodeURIComponent(env);
-  return { app, main, notify, clearNotice, go, base, refreshShell: renderShell };
+  return { app, main, notify, flash, clearNotice, go, base, refreshShell: renderShell };
 }
 
 async function loadProjects() {
@@ -153,6 +157,7 @@ async function route() {
         clear(main, h('h1', {}, 'Something went wrong'), h('p', { role: 'alert' }, error.message));
       }
       renderShell();
+      if (pendingNotice) { notify(...pendingNotice); pendingNotice = null; }
       // a page that focused its own first field keeps it; otherwise focus starts at the content
       const active = document.activeElement;
       if (!active || active === document.body || !main.contains(active)) main.focus({ preventScroll: true });

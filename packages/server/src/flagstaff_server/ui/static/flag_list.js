@@ -82,7 +82,7 @@ export async function render(ctx) {
 }
 
 export async function create(ctx) {
-  const { app, main, base, go, notify } = ctx;
+  const { app, main, base, go, notify, flash } = ctx;
   const key = h('input', { required: true, autocomplete: 'off', pattern: '[A-Za-z0-9._\\-]+' });
   const name = h('input', { required: true, autocomplete: 'off' });
   const description = h('textarea', { rows: 2 });
@@ -125,7 +125,7 @@ export async function create(ctx) {
     }
     try {
       await post(`/api/v2/flags/${enc(app.project)}`, body);
-      notify(`Created flag ${body.key}`, 'success');
+      flash(`Created flag ${body.key}`, 'success');
       go(`${base()}/flags/${enc(body.key)}`);
     } catch (error) {
       if (error instanceof ApiError && error.status === 409) showFieldError(form, '/key', error.message);

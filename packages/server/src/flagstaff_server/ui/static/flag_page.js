@@ -469,7 +469,7 @@ export async function render(ctx, rawKey) {
     if (!window.confirm(`Delete ${state.flag.key} in every environment? SDKs will serve their defaults.`)) return;
     try {
       await del(flagUrl);
-      notify(`Deleted ${state.flag.key}.`, 'success');
+      ctx.flash(`Deleted ${state.flag.key}.`, 'success');
       ctx.go(`${ctx.base()}/flags`);
     } catch (error) { notify(error.message, 'error'); }
   }

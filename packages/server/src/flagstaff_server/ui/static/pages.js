@@ -50,8 +50,9 @@ export async function accounts(ctx) {
     clearFieldErrors(form);
     try {
       await post('/api/v2/accounts', { email: email.value, password: password.value, role: role.value });
-      notify(`Created ${email.value}`, 'success');
+      const created = email.value;
       await accounts(ctx);
+      notify(`Created ${created}`, 'success');
     } catch (error) {
       if (!(error instanceof ApiError) || !showFieldError(form, error.status === 409 ? '/email' : error.path, error.message)) notify(error.message, 'error');
     }
@@ -102,7 +103,7 @@ function createForm(title, fields, label, send, notify) {
 }
 
 export async function projects(ctx) {
-  const { app, main, notify, go } = ctx;
+  const { app, main, notify, flash, go } = ctx;
   const admin = app.session.role === 'admin' && !app.session.projectKey;
   clear(main, h('h1', {}, 'Projects'),
     h('table', { class: 'list' },
@@ -113,7 +114,7 @@ export async function projects(ctx) {
         h('td', {}, (p.tags || []).map((t) => h('span', { class: 'tag' }, t))))))),
     admin ? createForm('New project', [['name', 'Name'], ['key', 'Key']], 'Create project', async (values) => {
       const made = await post('/api/v2/projects', values);
-      notify(`Created project ${made.key} with environments ${made.environments.map((e) => e.key).join(', ')}.`, 'success');
+      flash(`Created project ${made.key} with environments ${made.environments.map((e) => e.key).join(', ')}.`, 'success');
       await reloadProjects();
       go(`#/p/${enc(made.key)}/e/${enc(made.environments[0].key)}/flags`);
     }, notify) : null);
@@ -127,9 +128,9 @@ export async function keys(ctx) {
     if (!window.confirm(`Reset the ${label} of ${env.name}? The old key keeps working for the grace period.`)) return;
     try {
       await post(`/api/v2/projects/${enc(app.project)}/environments/${enc(env.key)}/${which}`, undefined);
-      notify(`Reset the ${label} of ${env.name}. Update your services before the old key expires.`, 'success');
       await reloadProjects();
       await keys(ctx);
+      notify(`Reset the ${label} of ${env.name}. Update your services before the old key expires.`, 'success');
     } catch (error) { notify(error.message, 'error'); }
   }
   clear(main, h('h1', {}, `Keys of ${app.project}`),
@@ -144,9 +145,9 @@ export async function keys(ctx) {
           button(`Reset ${env.key} mobile key`, () => reset(env, 'mobileKey'), { class: 'link danger' })))))),
     app.session.role === 'admin' ? createForm('New environment', [['name', 'Name'], ['key', 'Key']], 'Create environment', async (values) => {
       await post(`/api/v2/projects/${enc(app.project)}/environments`, values);
-      notify(`Created environment ${values.key}; every flag is configured there (off).`, 'success');
       await reloadProjects();
       await keys(ctx);
+      notify(`Created environment ${values.key}; every flag is configured there (off).`, 'success');
     }, notify) : null);
 }
 
