@@ -37,6 +37,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from flagstaff_server.adapters.sql.engine import create_store_engine
 from flagstaff_server.errors import StoreUnavailable
+from flagstaff_server.ingest import migration
 from flagstaff_server.ingest.flag_status import Activity
 from flagstaff_server.ingest.record import Record
 from flagstaff_server.ingest.tally import InstanceReport, Tally, created_of, tally
@@ -142,8 +143,9 @@ class Committed:
 
 
 class AnalyticsStore:
-    """Opened lazily: the first use creates the tables; while the database is unreachable every
-    call raises `StoreUnavailable` and ingestion keeps acknowledging into the journal."""
+    """Opened lazily: the first use migrates the schema (`ingest.migration`, its own Alembic
+    chain; the tables above must match its newest revision); while the database is unreachable
+    every call raises `StoreUnavailable` and ingestion keeps acknowledging into the journal."""
 
     def __init__(self, url: str, *, context_limit: int = 10_000) -> None:
         self.url = url
@@ -161,7 +163,7 @@ class AnalyticsStore:
             if not self._ready:
                 with self._lock:
                     if not self._ready:
-                        metadata.create_all(self.engine, checkfirst=True)
+                        migration.upgrade(self.engine)
                         self._ready = True
             return self.engine.begin()
         except (OperationalError, DBAPIError) as exc:

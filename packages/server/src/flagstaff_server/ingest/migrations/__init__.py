@@ -1,0 +1,1 @@
+"""Alembic scripts for the analytics database (its own chain and version table)."""

@@ -1,0 +1,1 @@
+"""The analytics database's revisions, oldest first."""
