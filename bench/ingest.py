@@ -1,12 +1,13 @@
 """Ingestion benchmark, each figure beside its peer from the same run:
 (a) events/s acknowledged after fsync by one `flagstaff serve` process (batches of 50
     LaunchDarkly-style events, many keep-alive connections from a load process) beside a minimal
-    uvicorn app that only appends each body to a file with a group-committed fsync (the floor);
+    uvicorn app that only appends each body to a file with a group-committed fsync (the floor),
+    in alternating rounds, best round of each;
 (b) recovery after SIGKILL with a large unprocessed journal: time until `/status` answers, and the
     node's own journal-scan time.
 
-Run `python -m bench.ingest [--seconds 10] [--recovery-mb 256]`. Every phase is bounded in time.
-Writes `build/bench/ingest.json`.
+Run `python -m bench.ingest [--seconds 5] [--rounds 3] [--recovery-mb 256]`. Every phase is
+bounded in time. Writes `build/bench/ingest.json`.
 """
 
 from __future__ import annotations
@@ -307,7 +308,8 @@ def fill_journal(directory: Path, megabytes: int) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="per round")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--recovery-mb", type=int, default=256)
     parser.add_argument("--load", nargs=4, metavar=("PORT", "KEY", "SECONDS", "CONNECTIONS"))
@@ -327,28 +329,47 @@ def main() -> None:
     results: dict[str, Any] = {"cpus": os.cpu_count(), "load_average": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="ingest-bench-") as scratch:
         root = Path(scratch)
-        # (a) the floor
-        port = free_port()
-        floor = subprocess.Popen(
-            [sys.executable, "-m", "bench.ingest", "--floor", str(port), str(root)]
-        )
+        # (a) the floor and flagstaff serve, journal only (processing elsewhere, the scale-out
+        # shape) and all-in-one (its processor competing for the same CPU), all up at once and
+        # measured in alternating rounds, best of each: the machine is shared, and a burst of
+        # other work would otherwise land on one server's only measurement
+        servers: dict[str, tuple[subprocess.Popen[bytes], int, str]] = {}
         try:
-            wait_up_floor(port)
-            results["floor"] = run_load(port, "none", args.seconds, args.connections)
-        finally:
-            stop(floor)
-        # (a) flagstaff serve: journal only (processing elsewhere, the scale-out shape), then
-        # all-in-one with its processor competing for the same CPU
-        for name, process in (("flagstaff_journal_only", "0"), ("flagstaff_all_in_one", "1")):
             port = free_port()
-            server = flagstaff(port, root / name, env={"FLAGSTAFF_INGEST_PROCESS": process})
-            try:
+            floor = subprocess.Popen(
+                [sys.executable, "-m", "bench.ingest", "--floor", str(port), str(root)]
+            )
+            servers["floor"] = (floor, port, "none")
+            wait_up_floor(port)
+            for name, process in (("flagstaff_journal_only", "0"), ("flagstaff_all_in_one", "1")):
+                port = free_port()
+                server = flagstaff(port, root / name, env={"FLAGSTAFF_INGEST_PROCESS": process})
+                servers[name] = (server, port, "")
                 wait_up(port)
-                sdk_key = create_project(port)
-                results[name] = run_load(port, sdk_key, args.seconds, args.connections)
-                results[name]["ingest_status"] = status(port)["parts"]["ingest"]
-            finally:
+                servers[name] = (server, port, create_project(port))
+            rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+            for _ in range(args.rounds):
+                for name, (_, port, key) in servers.items():
+                    result = run_load(port, key, args.seconds, args.connections)
+                    if name == "flagstaff_all_in_one":
+                        # its processor works off the round's backlog before anyone's next round;
+                        # acknowledged and processed over the whole time: its sustained rate
+                        result["processed_events_per_s"] = (
+                            result["events_per_s"]
+                            * args.seconds
+                            / (args.seconds + drain(port, timeout=120.0))
+                        )
+                    rounds[name].append(result)
+            for name, (_, port, _) in servers.items():
+                best = max(rounds[name], key=lambda result: result["events_per_s"])
+                best["rounds_events_per_s"] = [round(r["events_per_s"]) for r in rounds[name]]
+                if name != "floor":
+                    best["ingest_status"] = status(port)["parts"]["ingest"]
+                results[name] = best
+        finally:
+            for server, _, _ in servers.values():
                 stop(server)
+        for name in ("flagstaff_journal_only", "flagstaff_all_in_one"):
             results[f"ratio_floor_over_{name}"] = results["floor"]["events_per_s"] / max(
                 1.0, results[name]["events_per_s"]
             )
@@ -382,6 +403,16 @@ def main() -> None:
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     OUTPUT.write_text(json.dumps(results, indent=2))
     print(json.dumps(results, indent=2))
+
+
+def drain(port: int, timeout: float) -> float:
+    """Seconds until the node's processor has caught up with its journal."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if status(port)["parts"]["ingest"].get("backlog") == 0:
+            return time.monotonic() - started
+        time.sleep(0.05)
+    raise RuntimeError(f"the processor on {port} did not catch up in {timeout}s")
 
 
 def wait_up_floor(port: int, timeout: float = 60.0) -> None:
