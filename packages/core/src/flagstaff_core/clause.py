@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flagstaff_core.attribute import parse_attribute
@@ -167,71 +168,34 @@ def _greater_than_or_equal_test(values: Sequence[Any]) -> Test:
     return lambda v: _is_number(v) and float(v) >= bound
 
 
-def _instants(values: Sequence[Any]) -> list[float]:
-    return [t for t in map(parse_instant, values) if t is not None]
-
-
-def _before_test(values: Sequence[Any]) -> Test:
-    instants = _instants(values)
-    if not instants:
+def _ordered_test(parse: Callable[[Any], Any], values: Sequence[Any], *, below: bool) -> Test:
+    """Strictly below the largest (or above the smallest) clause value that parses: the same as
+    "matches any clause value". Values that do not parse, on either side, never match."""
+    bounds = [parsed for parsed in map(parse, values) if parsed is not None]
+    if not bounds:
         return _never
-    bound = max(instants)
+    if below:
+        upper = max(bounds)
 
-    def test(value: Any) -> bool:
-        instant = parse_instant(value)
-        return instant is not None and instant < bound
+        def is_below(value: Any) -> bool:
+            parsed = parse(value)
+            return parsed is not None and parsed < upper
 
-    return test
+        return is_below
+    lower = min(bounds)
 
+    def is_above(value: Any) -> bool:
+        parsed = parse(value)
+        return parsed is not None and parsed > lower
 
-def _after_test(values: Sequence[Any]) -> Test:
-    instants = _instants(values)
-    if not instants:
-        return _never
-    bound = min(instants)
-
-    def test(value: Any) -> bool:
-        instant = parse_instant(value)
-        return instant is not None and instant > bound
-
-    return test
-
-
-def _semvers(values: Sequence[Any]) -> list[Any]:
-    return [s for s in map(parse_semver, values) if s is not None]
+    return is_above
 
 
 def _semver_equal_test(values: Sequence[Any]) -> Test:
-    versions = frozenset(_semvers(values))
+    versions = frozenset(v for v in map(parse_semver, values) if v is not None)
     if not versions:
         return _never
     return lambda v: parse_semver(v) in versions
-
-
-def _semver_less_than_test(values: Sequence[Any]) -> Test:
-    versions = _semvers(values)
-    if not versions:
-        return _never
-    bound = max(versions)
-
-    def test(value: Any) -> bool:
-        version = parse_semver(value)
-        return version is not None and version < bound
-
-    return test
-
-
-def _semver_greater_than_test(values: Sequence[Any]) -> Test:
-    versions = _semvers(values)
-    if not versions:
-        return _never
-    bound = min(versions)
-
-    def test(value: Any) -> bool:
-        version = parse_semver(value)
-        return version is not None and version > bound
-
-    return test
 
 
 _TESTS: dict[str, Callable[[Sequence[Any]], Test]] = {
@@ -244,11 +208,11 @@ _TESTS: dict[str, Callable[[Sequence[Any]], Test]] = {
     "lessThanOrEqual": _less_than_or_equal_test,
     "greaterThan": _greater_than_test,
     "greaterThanOrEqual": _greater_than_or_equal_test,
-    "before": _before_test,
-    "after": _after_test,
+    "before": partial(_ordered_test, parse_instant, below=True),
+    "after": partial(_ordered_test, parse_instant, below=False),
     "semVerEqual": _semver_equal_test,
-    "semVerLessThan": _semver_less_than_test,
-    "semVerGreaterThan": _semver_greater_than_test,
+    "semVerLessThan": partial(_ordered_test, parse_semver, below=True),
+    "semVerGreaterThan": partial(_ordered_test, parse_semver, below=False),
 }
 
 
