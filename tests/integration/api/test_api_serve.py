@@ -68,6 +68,13 @@ def test_serve_starts_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> No
         sdk = httpx.get(f"{base}/sdk/latest-all", headers={"Authorization": environment["apiKey"]})
         assert sdk.status_code == 200
         assert sdk.json()["flags"]
+        events = httpx.post(
+            f"{base}/bulk", headers={"Authorization": environment["apiKey"]}, json=[]
+        )
+        assert events.status_code == 202
+        # SDKs read Date as the server's clock; a second Date header would be joined into an
+        # unparseable value by their HTTP clients.
+        assert len(events.headers.get_list("date")) == 1
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=STOP_DEADLINE_SECONDS)
     finally:

@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
             # delivery's connection protocol: SDK streams are served on the connection itself
             http=protocol_for(lambda: relay.node),
             lifespan="on",
+            # the event endpoints send their own Date; uvicorn's would duplicate it
+            date_header=False,
             log_level=args.log_level,
             timeout_graceful_shutdown=args.shutdown_seconds,
             access_log=args.log_level == "debug",

@@ -133,6 +133,9 @@ def run(args: argparse.Namespace) -> int:
         # no ASGI task or queue per stream; everything else goes to the ASGI app as usual.
         http=protocol_for(lambda: server.delivery if server.ready else None),
         lifespan="on",
+        # Event endpoints send their own Date (SDKs read it as the server clock); uvicorn's would
+        # make it a duplicate header, which clients join into an unparseable value.
+        date_header=False,
         log_level=args.log_level,
         timeout_graceful_shutdown=args.shutdown_seconds,
         access_log=args.log_level == "debug",
