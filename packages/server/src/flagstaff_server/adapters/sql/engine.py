@@ -3,6 +3,8 @@ SQLite in WAL mode with a busy timeout and transactions that take the write lock
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ WRITE_OPTION = "flagstaff_write"
 
 _POSTGRES_NAMES = {"postgres", "postgresql", "postgresql+psycopg"}
 _BUSY_TIMEOUT_MS = 30_000
+_WAL_ATTEMPTS = 50
 
 
 def database_url(raw: str) -> URL:
@@ -63,14 +66,11 @@ def _sqlite_engine(url: URL) -> Engine:
         # The driver's own transaction handling is switched off so that BEGIN is ours.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+        _enable_wal(cursor)
         # synchronous=FULL: a commit the API acknowledged (and whose seq delivery may have
         # seen) survives a power loss, as on PostgreSQL; NORMAL could hand that seq out again
-        for pragma in (
-            "journal_mode=WAL",
-            "synchronous=FULL",
-            "foreign_keys=ON",
-            f"busy_timeout={_BUSY_TIMEOUT_MS}",
-        ):
+        for pragma in ("synchronous=FULL", "foreign_keys=ON"):
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()
 
@@ -82,3 +82,17 @@ def _sqlite_engine(url: URL) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def _enable_wal(cursor: Any) -> None:
+    """Switch the file to WAL. Doing so needs an exclusive lock that SQLite does not wait for: it
+    answers "locked" at once while another connection switches the same new file. The mode sticks
+    to the file, so only processes opening a brand-new database together ever retry here."""
+    for attempt in range(_WAL_ATTEMPTS):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == _WAL_ATTEMPTS - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
