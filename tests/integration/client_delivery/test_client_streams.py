@@ -66,6 +66,13 @@ def test_segment_change_sends_a_whole_put(deployment: Deployment, http: httpx.Cl
     deployment.patch_flag(
         "string-flag", [{"op": "add", "path": f"{ENV_PATH}/rules/0", "value": rule}]
     )
+    flag = ok(api.get(f"/api/v2/flags/{PROJECT}/string-flag"))
+    version = flag["environments"]["production"]["version"]
+    # the stream must open on the snapshot that already has the rule, or its put is a later one
+    wait_until(
+        lambda: deployment.evalx(USER)["string-flag"]["version"] == version,
+        what="delivery has the flag with its new rule",
+    )
     with http.stream("GET", f"/eval/{deployment.client_side_id}/{b64(USER)}") as stream:
         events = events_of(stream.iter_lines())
         _, put = next_event(events, "put")
