@@ -16,8 +16,9 @@ from flagstaff_server.commands.user import CLI_ACTOR
 from flagstaff_server.services import accounts
 from flagstaff_server.services.access import hash_secret
 from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.services.sign_in_throttle import ACCOUNT_LIMIT, CLIENT_LIMIT
 from flagstaff_server.settings import Settings
-from platform_api import ADMIN_TOKEN, FakeClock
+from platform_api import ADMIN_TOKEN, FakeClock, problem
 
 ADMIN = {"Authorization": ADMIN_TOKEN}
 PASSWORD = "a long enough password"
@@ -308,3 +309,54 @@ async def test_an_account_made_before_the_first_start_still_gets_the_demo(
     async with flagstaff.running():
         with store.unit_of_work(read_only=True) as uow:
             assert [project.key for project in uow.projects.list()] == ["demo"]
+
+
+async def test_repeated_wrong_passwords_are_refused_with_429_until_the_window_passes(
+    client: httpx.AsyncClient, clock: FakeClock
+) -> None:
+    await make_account(client, "ada@example.com", "reader")
+    for _ in range(ACCOUNT_LIMIT.failures):
+        wrong = await client.post(
+            "/api/v2/session", json={"email": "ada@example.com", "password": "not it at all"}
+        )
+        assert wrong.status_code == 401
+    clock.advance(minutes=5)
+    refused = await client.post(
+        "/api/v2/session", json={"email": "Ada@example.com", "password": PASSWORD}
+    )
+    body = problem(refused, 429)
+    assert body["code"] == "rate_limited"
+    assert body["message"] == "too many failed sign-ins; try again in 10 minutes"
+    assert refused.headers["retry-after"] == str(10 * 60)
+    assert "flagstaff_session" not in refused.cookies
+    clock.advance(minutes=10)
+    await sign_in(client, "ada@example.com")
+
+
+async def test_a_successful_sign_in_resets_the_account_s_failures(
+    client: httpx.AsyncClient,
+) -> None:
+    await make_account(client, "ada@example.com", "reader")
+    for _ in range(2):
+        for _ in range(ACCOUNT_LIMIT.failures - 1):
+            wrong = await client.post(
+                "/api/v2/session", json={"email": "ada@example.com", "password": "not it at all"}
+            )
+            assert wrong.status_code == 401
+        await sign_in(client, "ada@example.com")
+
+
+async def test_one_address_guessing_tokens_is_refused_for_every_sign_in(
+    client: httpx.AsyncClient,
+) -> None:
+    await make_account(client, "ada@example.com", "reader")
+    for attempt in range(CLIENT_LIMIT.failures):
+        wrong = await client.post("/api/v2/session", json={"token": f"api-guess-{attempt}"})
+        assert wrong.status_code == 401
+    refused = await client.post("/api/v2/session", json={"token": ADMIN_TOKEN})
+    problem(refused, 429)
+    refused = await client.post(
+        "/api/v2/session", json={"email": "ada@example.com", "password": PASSWORD}
+    )
+    problem(refused, 429)
+    assert int(refused.headers["retry-after"]) == 15 * 60

@@ -11,6 +11,7 @@
     │   └── ValidationError             invalid data at a JSON pointer `path`
     ├── Unauthorized              401  no valid credential
     ├── Forbidden                 403  valid credential, insufficient role or scope
+    ├── TooManyAttempts           429  too many failed sign-ins; `retry_after` seconds to wait
     ├── UnsupportedMediaType      415
     └── StoreUnavailable          503  the database (or feed) cannot be reached
 """
@@ -66,6 +67,17 @@ class Unauthorized(FlagstaffError):
 
 class Forbidden(FlagstaffError):
     code = "forbidden"
+
+
+class TooManyAttempts(FlagstaffError):
+    """Refused without checking the credential: too many recent failures for the account or
+    the client address. `retry_after` is the whole seconds until one more attempt is allowed."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class UnsupportedMediaType(FlagstaffError):

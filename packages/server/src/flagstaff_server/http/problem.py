@@ -26,6 +26,7 @@ from flagstaff_server.errors import (
     InvalidInput,
     NotFound,
     StoreUnavailable,
+    TooManyAttempts,
     Unauthorized,
     UnsupportedMediaType,
     ValidationError,
@@ -53,6 +54,7 @@ PROBLEMS: Mapping[type[FlagstaffError], ProblemKind] = {
     InvalidInput: ProblemKind(400, "Invalid request"),
     Unauthorized: ProblemKind(401, "Unauthorized"),
     Forbidden: ProblemKind(403, "Forbidden"),
+    TooManyAttempts: ProblemKind(429, "Too many attempts"),
     UnsupportedMediaType: ProblemKind(415, "Unsupported media type"),
     StoreUnavailable: ProblemKind(503, "Service unavailable"),
     FlagstaffError: ProblemKind(500, "Internal error"),
@@ -119,6 +121,8 @@ def error_response(error: FlagstaffError) -> Response:
     elif isinstance(error, StoreUnavailable):
         # a database blip, usually: clients may retry soon rather than give up
         headers = {"Retry-After": "1"}
+    elif isinstance(error, TooManyAttempts):
+        headers = {"Retry-After": str(error.retry_after)}
     return problem_response(
         status=kind.status,
         code=error.code,

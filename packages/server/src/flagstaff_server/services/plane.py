@@ -22,6 +22,7 @@ from flagstaff_server.services.ports import (
     Store,
     UnitOfWork,
 )
+from flagstaff_server.services.sign_in_throttle import SignInThrottle
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # 9999-12-31T23:59:59.999Z, the last moment a datetime holds: larger timestamps are refused at
@@ -115,6 +116,8 @@ class ControlPlane:
     key_grace: timedelta
     # The value of FLAGSTAFF_ADMIN_TOKEN, accepted as an unscoped admin token.
     admin_token: str | None = field(default=None, repr=False)
+    # Failed sign-ins per account and client address, in this process's memory.
+    sign_in_throttle: SignInThrottle = field(default_factory=SignInThrottle, repr=False)
 
     def read(self) -> AbstractContextManager[UnitOfWork]:
         return self.store.unit_of_work(read_only=True)

@@ -60,23 +60,36 @@ def start_session(plane: ControlPlane, subject: str, actor: Actor) -> SignedIn:
     return SignedIn(cookie=cookie, csrf_token=csrf_token, actor=actor, lifetime=SESSION_LIFETIME)
 
 
-def sign_in_with_password(plane: ControlPlane, email: str, password: str) -> SignedIn:
+def sign_in_with_password(
+    plane: ControlPlane, email: str, password: str, *, client: str | None = None
+) -> SignedIn:
     """A session for the account; `Unauthorized` (without saying which part was wrong) when the
-    email is unknown or the password does not match."""
+    email is unknown or the password does not match; `TooManyAttempts`, before any check, when
+    the account or the client address has failed too often lately (see `sign_in_throttle`)."""
+    throttle = plane.sign_in_throttle
+    throttle.check(email=email, client=client, now=plane.clock())
     with plane.read() as uow:
         record = uow.accounts.find_by_email(email.strip().lower())
     if record is None:
         verify_password(password, decoy_hash())
+    if record is None or not verify_password(password, record.password_hash):
+        throttle.record_failure(email=email, client=client, now=plane.clock())
         raise Unauthorized("wrong email or password")
-    if not verify_password(password, record.password_hash):
-        raise Unauthorized("wrong email or password")
+    throttle.record_success(email=email)
     return start_session(plane, f"{ACCOUNT_ACTOR_PREFIX}{record.id}", actor_of(record))
 
 
-def sign_in_with_token(plane: ControlPlane, token: str) -> SignedIn:
-    """A session acting as the access token (same role and scope) for as long as it is valid."""
-    with plane.read() as uow:
-        actor = authenticate(uow, token, admin_token=plane.admin_token)
+def sign_in_with_token(plane: ControlPlane, token: str, *, client: str | None = None) -> SignedIn:
+    """A session acting as the access token (same role and scope) for as long as it is valid.
+    Wrong tokens count against the client address like wrong passwords."""
+    throttle = plane.sign_in_throttle
+    throttle.check(email=None, client=client, now=plane.clock())
+    try:
+        with plane.read() as uow:
+            actor = authenticate(uow, token, admin_token=plane.admin_token)
+    except Unauthorized:
+        throttle.record_failure(email=None, client=client, now=plane.clock())
+        raise
     return start_session(plane, f"{TOKEN_SUBJECT_PREFIX}{actor.token_id}", actor)
 
 

@@ -5,6 +5,7 @@ and sign out. The rules live in `services.sessions`; this module only does cooki
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response, status
@@ -18,6 +19,7 @@ from flagstaff_server.http.api.access import (
     SESSION_COOKIE,
     Plane,
 )
+from flagstaff_server.http.problem import PROBLEM_MEDIA_TYPE
 from flagstaff_server.services import sessions
 from flagstaff_server.services.access import Actor, authenticate
 
@@ -55,16 +57,35 @@ def set_cookie(request: Request, response: Response, signed_in: sessions.SignedI
     )
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, summary="Sign in; sets the session cookie")
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    summary="Sign in; sets the session cookie",
+    responses={
+        429: {
+            "description": "Too many failed sign-ins for the account or from this address; "
+            "wait the seconds in Retry-After",
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        }
+    },
+)
 async def sign_in(
     request: Request, response: Response, plane: Plane, body: SessionPost
 ) -> dict[str, Any]:
+    # uvicorn puts X-Forwarded-For here only from the addresses in FORWARDED_ALLOW_IPS
+    # (default loopback), so a proxy elsewhere must be listed there, else all share its count
+    client = request.client.host if request.client else None
     if body.token:
-        signed_in = await run_in_threadpool(sessions.sign_in_with_token, plane, body.token)
+        signed_in = await run_in_threadpool(
+            functools.partial(sessions.sign_in_with_token, plane, body.token, client=client)
+        )
         via = "token"
     elif body.email is not None and body.password is not None:
         signed_in = await run_in_threadpool(
-            sessions.sign_in_with_password, plane, body.email, body.password
+            functools.partial(
+                sessions.sign_in_with_password, plane, body.email, body.password, client=client
+            )
         )
         via = "account"
     else:
