@@ -153,3 +153,81 @@ async def test_environment_scoped_writer_changes_only_its_environment(
     flag = (await api.get(f"{FLAGS}/f1")).json()
     assert flag["environments"]["production"]["on"] is False
     assert flag["name"] == "f1"
+
+
+async def test_replace_rules_keeps_the_ids_it_is_given_and_makes_new_ones_for_new_rules(
+    api: httpx.AsyncClient,
+) -> None:
+    flag = await create_flag(api, "f1")
+    true_id, false_id = (variation["_id"] for variation in flag["variations"])
+    country = {"attribute": "country", "op": "in", "values": ["NZ"]}
+    first = await patch(
+        api,
+        f"{FLAGS}/f1",
+        {
+            "environmentKey": "production",
+            "instructions": [
+                {"kind": "addRule", "variationId": true_id, "clauses": [country]},
+                {"kind": "addRule", "variationId": false_id, "clauses": [country]},
+            ],
+        },
+        semantic=True,
+    )
+    assert first.status_code == 200, first.text
+    kept, dropped = first.json()["environments"]["production"]["rules"]
+    edited_clause = {**country, "_id": kept["clauses"][0]["_id"], "values": ["NZ", "AU"]}
+    response = await patch(
+        api,
+        f"{FLAGS}/f1",
+        {
+            "environmentKey": "production",
+            "instructions": [
+                {
+                    "kind": "replaceRules",
+                    "rules": [
+                        {"variationId": true_id, "clauses": [country]},
+                        {"_id": kept["_id"], "variationId": false_id, "clauses": [edited_clause]},
+                    ],
+                }
+            ],
+        },
+        semantic=True,
+    )
+    assert response.status_code == 200, response.text
+    new, edited = response.json()["environments"]["production"]["rules"]
+    assert edited["_id"] == kept["_id"]
+    assert edited["variation"] == 1
+    assert edited["clauses"][0]["_id"] == kept["clauses"][0]["_id"]
+    assert edited["clauses"][0]["values"] == ["NZ", "AU"]
+    assert new["_id"] not in {kept["_id"], dropped["_id"]}
+
+
+async def test_replace_rules_refuses_an_id_given_twice_naming_the_field(
+    api: httpx.AsyncClient,
+) -> None:
+    flag = await create_flag(api, "f1")
+    true_id = flag["variations"][0]["_id"]
+    rule = {"_id": "same", "variationId": true_id, "clauses": []}
+    response = await patch(
+        api,
+        f"{FLAGS}/f1",
+        {
+            "environmentKey": "production",
+            "instructions": [{"kind": "replaceRules", "rules": [rule, rule]}],
+        },
+        semantic=True,
+    )
+    assert response.status_code == 400
+    assert response.json()["path"] == "/instructions/0/rules/1/_id"
+    blank = {**rule, "_id": " "}
+    response = await patch(
+        api,
+        f"{FLAGS}/f1",
+        {
+            "environmentKey": "production",
+            "instructions": [{"kind": "replaceRules", "rules": [blank]}],
+        },
+        semantic=True,
+    )
+    assert response.status_code == 400
+    assert response.json()["path"] == "/instructions/0/rules/0/_id"

@@ -210,17 +210,60 @@ def _reorder_rules(edit: _FlagEdit, instruction: Instruction) -> None:
 
 
 def _replace_rules(edit: _FlagEdit, instruction: Instruction) -> None:
+    """The environment's rules become the given list. A rule that names its `_id` keeps it (so a
+    client saving the whole list leaves the ids of kept rules, and evaluation reasons' `ruleId`,
+    unchanged), as do its clauses that name theirs; others get fresh ids."""
     config = edit.config(instruction)
     rules = []
+    taken: set[str] = set()
     for position, given in enumerate(instruction.objects("rules")):
         nested = instruction.nested(given)
         try:
-            rules.append(_new_rule(edit, nested))
+            rule = _new_rule(edit, nested)
+            if "_id" in given:
+                rule["_id"] = _given_id(nested, "_id", taken)
+            _keep_clause_ids(nested, rule)
         except ValidationError as error:
             prefix = instruction.path("rules")
             tail = (error.path or "").removeprefix(instruction.path())
             raise ValidationError(error.message, path=f"{prefix}/{position}{tail}") from None
+        rules.append(rule)
     config["rules"] = rules
+
+
+MAX_ID_LENGTH = 256
+
+
+def _given_id(instruction: Instruction, name: str, taken: set[str]) -> str:
+    """A client-chosen `_id`: a non-empty string without spaces, not used twice in one list."""
+    value = instruction.string(name)
+    if not value or len(value) > MAX_ID_LENGTH or any(char.isspace() for char in value):
+        raise instruction.error(
+            f"'{name}' must be 1 to {MAX_ID_LENGTH} characters without spaces", name
+        )
+    if value in taken:
+        raise instruction.error(f"the id {value!r} is given twice", name)
+    taken.add(value)
+    return value
+
+
+def _keep_clause_ids(instruction: Instruction, rule: dict[str, Any]) -> None:
+    given = instruction.params.get("clauses")
+    if not isinstance(given, list):
+        return
+    taken: set[str] = set()
+    for position, (clause, built) in enumerate(zip(given, rule["clauses"], strict=True)):
+        if isinstance(clause, dict) and "_id" in clause:
+            nested = Instruction(
+                index=instruction.index, params={"kind": instruction.kind, **clause}
+            )
+            try:
+                built["_id"] = _given_id(nested, "_id", taken)
+            except ValidationError as error:
+                tail = (error.path or "").removeprefix(instruction.path())
+                raise ValidationError(
+                    error.message, path=instruction.path(f"clauses/{position}{tail}")
+                ) from None
 
 
 def _update_rule_served(edit: _FlagEdit, instruction: Instruction) -> None:
