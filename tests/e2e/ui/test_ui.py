@@ -351,7 +351,7 @@ def test_segment_editor_and_segment_clause(ui_server: UiServer, context: Any) ->
     page = context.new_page()
     sign_in(page, ui_server)
     page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/segments/testers")
-    page.get_by_label("Included user keys").fill("carol\ndave")
+    page.get_by_label("Included keys 1").fill("carol\ndave")
     page.get_by_role("button", name="Add rule").click()
     page.get_by_label("Attribute", exact=True).fill("email")
     page.get_by_label("Operator").select_option("endsWith")
@@ -520,3 +520,143 @@ def test_create_and_revoke_an_access_token(ui_server: UiServer, context: Any) ->
     page.get_by_role("button", name="Revoke deploy bot").click()
     expect()(page.locator("#notice")).to_contain_text("Revoked deploy bot")
     assert ui_server.api.get("/api/v2/projects", headers=headers).status_code == 401
+
+
+SEMANTIC_PATCH = "application/json; domain-model=launchdarkly.semanticpatch"
+
+
+def semantic_patch(server: UiServer, url: str, body: dict[str, Any]) -> Any:
+    response = server.api.patch(url, json=body, headers={"Content-Type": SEMANTIC_PATCH})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_variations_are_edited_added_and_removed_with_errors_on_the_field(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag(
+        "colors",
+        variations=[{"value": "red", "name": "Red"}, {"value": "green"}, {"value": "blue"}],
+        defaults={"onVariation": 0, "offVariation": 1},
+    )
+    page = context.new_page()
+    sign_in(page, ui_server)
+    open_flag(page, ui_server, "colors")
+    section = page.get_by_role("region", name="Variations (all environments)")
+    second = section.get_by_label("Variation 2 value")
+    second.fill("red")
+    section.get_by_role("button", name="Save variations").click()
+    expect()(second).to_have_attribute("aria-invalid", "true")
+    expect()(section.locator(".field-error")).to_contain_text("already has this value")
+    expect()(second).to_have_value("red")
+    assert [v["value"] for v in ui_server.flag("colors")["variations"]] == ["red", "green", "blue"]
+
+    second.fill("lime")
+    section.get_by_label("Variation 2 name").fill("Lime")
+    section.get_by_role("button", name="Remove variation 3").click()
+    section.get_by_role("button", name="Add variation").click()
+    section.get_by_label("Variation 4 value").fill("yellow")
+    section.get_by_label("Variation 4 description").fill("sunny")
+    section.get_by_role("button", name="Save variations").click()
+    expect()(page.locator("#notice")).to_contain_text("Saved variations")
+    variations = ui_server.flag("colors")["variations"]
+    assert [(v["value"], v.get("name")) for v in variations] == [
+        ("red", "Red"),
+        ("lime", "Lime"),
+        ("yellow", None),
+    ]
+    assert variations[2]["description"] == "sunny"
+    # the targeting editor offers the new variation at once
+    off = page.get_by_role("region", name="When the flag is off").get_by_label("Serve")
+    expect()(off.locator("option", has_text="yellow")).to_have_count(1)
+
+    section.get_by_role("button", name="Remove variation 1").click()
+    section.get_by_role("button", name="Save variations").click()
+    row = section.locator('fieldset[data-field="variations/0"]')
+    expect()(row).to_have_attribute("aria-invalid", "true")
+    expect()(section.locator(".field-error")).to_contain_text("still in use")
+    assert len(ui_server.flag("colors")["variations"]) == 3
+
+
+def test_segment_targets_of_any_context_kind(ui_server: UiServer, context: Any) -> None:
+    made = ui_server.api.post(
+        f"/api/v2/segments/{PROJECT}/{ENV}", json={"key": "accounts", "name": "Accounts"}
+    )
+    assert made.status_code == 201, made.text
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/segments/accounts")
+    page.get_by_label("Included keys 1").fill("carol")
+    page.get_by_role("button", name="Add included context kind").click()
+    page.get_by_label("Included context kind 2").fill("organization")
+    page.get_by_label("Included keys 2").fill("acme\nglobex")
+    page.get_by_role("button", name="Add excluded context kind").click()
+    page.get_by_label("Excluded context kind 2").fill("device")
+    page.get_by_label("Excluded keys 2").fill("d-1")
+    page.get_by_role("button", name="Save segment").click()
+    expect()(page.locator("#notice")).to_contain_text("Saved segment accounts")
+    segment = ui_server.api.get(f"/api/v2/segments/{PROJECT}/{ENV}/accounts").json()
+    assert segment["included"] == ["carol"]
+    assert segment["includedContexts"] == [
+        {"contextKind": "organization", "values": ["acme", "globex"]}
+    ]
+    assert segment["excludedContexts"] == [{"contextKind": "device", "values": ["d-1"]}]
+
+    # move acme from included to excluded in one save, after a reload of the page
+    page.reload()
+    expect()(page.get_by_label("Included context kind 2")).to_have_value("organization")
+    page.get_by_label("Included keys 2").fill("globex")
+    page.get_by_role("button", name="Add excluded context kind").click()
+    page.get_by_label("Excluded context kind 3").fill("organization")
+    page.get_by_label("Excluded keys 3").fill("acme")
+    page.get_by_role("button", name="Save segment").click()
+    expect()(page.locator("#notice")).to_contain_text("Saved segment accounts")
+    segment = ui_server.api.get(f"/api/v2/segments/{PROJECT}/{ENV}/accounts").json()
+    assert segment["includedContexts"] == [{"contextKind": "organization", "values": ["globex"]}]
+    assert {"contextKind": "organization", "values": ["acme"]} in segment["excludedContexts"]
+
+    page.get_by_role("button", name="Add included context kind").click()
+    bad_kind = page.get_by_label("Included context kind 3")
+    bad_kind.fill("no spaces allowed")
+    page.get_by_label("Included keys 3").fill("x")
+    page.get_by_role("button", name="Save segment").click()
+    expect()(bad_kind).to_have_attribute("aria-invalid", "true")
+    expect()(page.locator(".field-error")).to_contain_text("invalid context kind")
+    expect()(bad_kind).to_have_value("no spaces allowed")
+
+
+def test_saving_rules_keeps_the_ids_of_rules_kept_or_edited(
+    ui_server: UiServer, context: Any
+) -> None:
+    flag = ui_server.create_flag("sticky-ids")
+    true_id = flag["variations"][0]["_id"]
+    country = {"attribute": "country", "op": "in", "values": ["NZ"]}
+    plan = {"attribute": "plan", "op": "in", "values": ["free"]}
+    before = semantic_patch(
+        ui_server,
+        f"/api/v2/flags/{PROJECT}/sticky-ids",
+        {
+            "environmentKey": ENV,
+            "instructions": [
+                {"kind": "addRule", "variationId": true_id, "clauses": [country]},
+                {"kind": "addRule", "variationId": true_id, "clauses": [plan]},
+            ],
+        },
+    )["environments"][ENV]["rules"]
+    page = context.new_page()
+    sign_in(page, ui_server)
+    open_flag(page, ui_server, "sticky-ids")
+    rules = page.get_by_role("region", name="Rules")
+    rules.get_by_label("Values", exact=True).first.fill("NZ\nAU")
+    rules.get_by_role("button", name="Remove rule").last.click()
+    page.get_by_role("button", name="Add rule").click()
+    rules.get_by_label("Attribute", exact=True).last.fill("beta")
+    rules.get_by_label("Values", exact=True).last.fill("yes")
+    save(page)
+    expect()(page.locator("#notice")).to_contain_text("Saved")
+    after = ui_server.flag("sticky-ids")["environments"][ENV]["rules"]
+    assert after[0]["_id"] == before[0]["_id"]
+    assert after[0]["clauses"][0]["_id"] == before[0]["clauses"][0]["_id"]
+    assert after[0]["clauses"][0]["values"] == ["NZ", "AU"]
+    assert after[1]["clauses"][0]["attribute"] == "beta"
+    assert after[1]["_id"] not in {rule["_id"] for rule in before}

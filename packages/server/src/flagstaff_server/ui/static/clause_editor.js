@@ -15,6 +15,7 @@ const DATES = new Set(['before', 'after']);
 
 export function clauseDraft(clause) {
   return {
+    id: clause._id || null,
     contextKind: clause.contextKind || 'user',
     attribute: clause.attribute || '',
     op: clause.op || 'in',
@@ -24,7 +25,7 @@ export function clauseDraft(clause) {
 }
 
 export function newClause() {
-  return { contextKind: 'user', attribute: 'key', op: 'in', negate: false, values: '' };
+  return { id: null, contextKind: 'user', attribute: 'key', op: 'in', negate: false, values: '' };
 }
 
 function typed(op, text) {
@@ -35,10 +36,12 @@ function typed(op, text) {
   return text;
 }
 
-// The clause as the API takes it; values are one per line.
+// The clause as the API takes it; values are one per line. An existing clause sends its `_id`
+// so that replaceRules keeps it.
 export function clauseBody(draft) {
   const values = draft.values.split('\n').map((v) => v.trim()).filter((v) => v !== '').map((v) => typed(draft.op, v));
   const body = { contextKind: draft.contextKind || 'user', attribute: draft.attribute, op: draft.op, negate: draft.negate, values };
+  if (draft.id) body._id = draft.id;
   if (draft.op === 'segmentMatch') { body.attribute = 'segmentMatch'; delete body.contextKind; }
   return body;
 }

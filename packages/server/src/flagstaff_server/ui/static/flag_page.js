@@ -1,12 +1,13 @@
 // One flag: kill switch, targeting editor for the current environment (prerequisites, individual
-// targets, rules, rollouts, default rule, off variation), comparison across environments, and
-// evaluation charts. Saving sends one semantic patch guarded by If-Match: <_version>; on a version
+// targets, rules, rollouts, default rule, off variation), comparison across environments,
+// evaluation charts, variations and settings. Saving sends one semantic patch guarded by If-Match: <_version>; on a version
 // conflict the draft stays as typed and can be re-applied on top of the latest version.
 import { get, del, patchSemantic, enc, ApiError } from './api.js';
 import { h, clear, field, select, button, time } from './dom.js';
 import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { evaluationChart } from './chart.js';
+import { variationEditor } from './variation_editor.js';
 
 const TOTAL = 100000;
 
@@ -37,6 +38,7 @@ export function draftOf(flag, env) {
     prerequisites: (config.prerequisites || []).map((p) => ({ key: p.key, variation: p.variation })),
     targets,
     rules: (config.rules || []).map((r) => ({
+      id: r._id,
       description: r.description || '',
       clauses: r.clauses.map(clauseDraft),
       serve: serveDraft(r, count),
@@ -77,7 +79,10 @@ export function instructionsFor(flag, draft, original, allFlags) {
     sections.push('targets');
   }
   if (!same('rules')) {
+    // rules and clauses that already exist send their `_id`, which the server keeps, so
+    // evaluation reasons keep naming the same rule after a save
     out.push({ kind: 'replaceRules', rules: draft.rules.map((r) => ({
+      ...(r.id ? { _id: r.id } : {}),
       clauses: r.clauses.map(clauseBody),
       ...(r.description ? { description: r.description } : {}),
       ...servedBody(r.serve, variations),
@@ -223,7 +228,7 @@ function editor(state, ctx) {
             button('Remove rule', () => { draft.rules.splice(i, 1); redraw(); }, { class: 'danger' }))));
     }));
     const addRule = button('Add rule', () => {
-      draft.rules.push({ description: '', clauses: [newClause()], serve: serveDraft(null, variations.length) });
+      draft.rules.push({ id: null, description: '', clauses: [newClause()], serve: serveDraft(null, variations.length) });
       redraw();
     });
     const off = select([['', 'no off variation (SDK default)'], ...variationOptions], String(draft.offVariation));
@@ -301,6 +306,7 @@ export async function render(ctx, rawKey) {
   const compareHost = h('div');
 
   function drawHeader() {
+    variations.rebase(state.flag);
     const config = state.flag.environments[app.env];
     const kill = h('button', {
       type: 'button', class: `switch ${config.on ? 'on' : 'off'}`, role: 'switch',
@@ -474,6 +480,28 @@ export async function render(ctx, rawKey) {
     } catch (error) { notify(error.message, 'error'); }
   }
 
+  // Variations are flag-wide. Saving them keeps an unsaved targeting draft unless variations
+  // were added or removed (which renumbers the indices the draft holds).
+  async function saveVariations(instructions, version) {
+    try {
+      const updated = await patchSemantic(flagUrl, { instructions }, version);
+      const reshaped = instructions.some((i) => i.kind !== 'updateVariation');
+      const draftChanged = JSON.stringify(state.draft) !== JSON.stringify(state.original);
+      state.flag = updated;
+      if (reshaped) redrawAll(true); else redrawAll(false);
+      notify(`Saved variations. ${updated.key} is now at version ${updated._version}.${reshaped && draftChanged ? ' The targeting editor was reloaded with the new variations.' : ''}`, 'success');
+      return updated;
+    } catch (error) {
+      if (error instanceof ApiError && error.isConflict) {
+        const latest = await get(flagUrl);
+        variations.rebase(latest);
+        notify(`Someone else changed this flag (now version ${latest._version}). Your variation edits are still in the form; save again to apply them on top.`, 'error');
+      }
+      throw error;
+    }
+  }
+  const variations = variationEditor({ flag, canWrite: canWriteFlag, save: saveVariations, notify });
+
   const settingsHost = h('div');
   const chartHost = h('div');
   clear(main,
@@ -483,6 +511,7 @@ export async function render(ctx, rawKey) {
     h('section', { 'aria-labelledby': 'targeting-title' }, h('h2', { id: 'targeting-title', class: 'visually-hidden' }, `Targeting in ${app.env}`), form),
     section('Compare environments', compareHost),
     section('Evaluations', chartHost),
+    h('section', { class: 'card', 'aria-labelledby': 'variations-title' }, h('h2', { id: 'variations-title' }, 'Variations (all environments)'), variations.element),
     h('section', { class: 'card', 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings (all environments)'), settingsHost),
     h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
   redrawAll(false);
