@@ -1,97 +1,33 @@
-"""The event endpoints in process (ASGI): credentials of three kinds, CORS preflight, 202 + Date,
-payload-id de-duplication (also while the first append is in flight), 400/401/413 that leave
-accepted payloads untouched, and processing into the analytics store."""
+"""The event endpoints in process, through both ways in: the ASGI app, and a real uvicorn server
+on loopback whose connection protocol serves most POSTs itself (`ingest/connection.py`):
+credentials of three kinds, CORS preflight, 202 + Date, payload-id de-duplication (also while the
+first append is in flight), 400/401/413 that leave accepted payloads untouched, and processing
+into the analytics store."""
 
 from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import httpx
 import orjson
 import pytest
-from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY, change, environment
-from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
-from flagstaff_server.ingest import IngestConfig, IngestNode
-from flagstaff_server.ingest.analytics import AnalyticsStore
-from flagstaff_server.services.ports import Change
-
-CLIENT_ID = "0" * 24
-MOBILE_KEY = "mob-x"
+from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY
+from flagstaff_server.ingest import IngestNode
+from ingest_support import CLIENT_ID, MOBILE_KEY, headers, served, summary, until
 
 
-class Feed:
-    """One environment change, then silence."""
-
-    def __init__(self, changes: list[Change]) -> None:
-        self.changes = changes
-
-    def publish(self, seq: int) -> None:
-        return None
-
-    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
-        for item in self.changes:
-            if item.seq > after_seq:
-                yield item
-        await asyncio.Event().wait()
-
-    async def latest_seq(self) -> int:
-        return self.changes[-1].seq
-
-    async def aclose(self) -> None:
-        return None
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    for _ in range(1000):
-        if predicate():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition not reached in 5 s")
-
-
-def summary(count: int, variation: int = 0) -> bytes:
-    counter = {"value": True, "variation": variation, "version": 1, "count": count}
-    features = {"f": {"default": False, "counters": [counter]}}
-    return orjson.dumps(
-        [{"kind": "summary", "startDate": 1_000, "endDate": 7_200_000, "features": features}]
-    )
-
-
-def headers(payload_id: str | None = None, key: str = SDK_KEY) -> dict[str, str]:
-    found = {"Authorization": key, "Content-Type": "application/json"}
-    if payload_id is not None:
-        found["X-LaunchDarkly-Payload-ID"] = payload_id
-    return found
-
-
-@pytest.fixture
-async def node(tmp_path: Path) -> AsyncIterator[IngestNode]:
-    delivery = DeliveryNode(
-        Feed([change(1, "environment", ENVIRONMENT, environment())]),
-        DeliveryConfig(probe_interval_seconds=0.0, probe_timeout_seconds=0.5),
-    )
-    await delivery.start()
-    await until(lambda: delivery.current)
-    ingest = IngestNode(
-        IngestConfig(data_dir=tmp_path / "ingest", max_body_bytes=100_000),
-        delivery=delivery,
-        analytics=AnalyticsStore(f"sqlite:///{tmp_path / 'analytics.db'}"),
-    )
-    await ingest.start()
-    try:
-        yield ingest
-    finally:
-        await ingest.stop()
-        await delivery.stop()
-
-
-@pytest.fixture
-async def client(node: IngestNode) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=node.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://n") as found:
+@pytest.fixture(params=["asgi", "connection"])
+async def client(
+    request: pytest.FixtureRequest, node: IngestNode
+) -> AsyncIterator[httpx.AsyncClient]:
+    if request.param == "asgi":
+        transport = httpx.ASGITransport(app=node.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://n") as found:
+            yield found
+        return
+    async with served(node.app) as base_url, httpx.AsyncClient(base_url=base_url) as found:
         yield found
 
 
@@ -195,6 +131,9 @@ async def test_refusals_leave_accepted_payloads_alone(
         assert response.status_code == status, response.text
         if status != 405:
             assert response.headers["content-type"] == "application/problem+json"
+    shape = refusals[1][0].json()
+    assert shape["path"] == ""
+    assert "Expected `array`, got `object`" in shape["detail"]
     assert node.journal.durable_seq == 1
     await until(lambda: counted(node) == {"0": 5})
 
@@ -207,3 +146,11 @@ async def test_gzip_bodies_are_accepted(node: IngestNode, client: httpx.AsyncCli
     )
     assert response.status_code == 202
     await until(lambda: counted(node) == {"1": 3})
+
+
+async def test_mobile_and_client_credentials_are_known_on_first_use(node: IngestNode) -> None:
+    # the first lookup builds the index; it used to read the index it had just replaced, so the
+    # first request of each key waited for the node's probe
+    assert node.keyring.known("mobile", MOBILE_KEY) == (PROJECT, ENVIRONMENT)
+    assert node.keyring.known("client", CLIENT_ID) == (PROJECT, ENVIRONMENT)
+    assert node.keyring.known("mobile", "mob-unknown") is None

@@ -20,6 +20,7 @@ import uvicorn
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.delivery.connection import protocol_for
+from flagstaff_server.ingest.connection import with_event_posts
 from flagstaff_server.settings import (
     ADMIN_TOKEN_ENV,
     DATABASE_ENV,
@@ -129,9 +130,13 @@ def run(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
-        # Streams of known SDK keys are served on the connection itself (delivery/connection.py):
-        # no ASGI task or queue per stream; everything else goes to the ASGI app as usual.
-        http=protocol_for(lambda: server.delivery if server.ready else None),
+        # Streams of known SDK keys (delivery/connection.py) and event POSTs of known credentials
+        # (ingest/connection.py) are served on the connection itself, with no ASGI task per
+        # stream or request; everything else goes to the ASGI app as usual.
+        http=with_event_posts(
+            protocol_for(lambda: server.delivery if server.ready else None),
+            lambda: server.ingest.app if server.ingest is not None and server.ready else None,
+        ),
         lifespan="on",
         # Event endpoints send their own Date (SDKs read it as the server clock); uvicorn's would
         # make it a duplicate header, which clients join into an unparseable value.

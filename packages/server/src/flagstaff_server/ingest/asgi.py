@@ -1,12 +1,15 @@
-"""The event endpoints as one raw ASGI callable: server-side (`/bulk`, `/diagnostic`), browser
-(`/events/...{envId}`, with CORS) and mobile (`/mobile...`). Handlers authenticate, bound and
-check the body, and wait for the journal's fsync before answering 202; nothing else."""
+"""The event endpoints: server-side (`/bulk`, `/diagnostic`), browser (`/events/...{envId}`, with
+CORS) and mobile (`/mobile...`). Each request is routed, authenticated, its body bounded and
+checked, and answered 202 once the journal's fsync is done; nothing else. The steps are shared by
+the raw ASGI callable and the connection protocol that serves most POSTs without a task."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +17,7 @@ import orjson
 
 from flagstaff_server.http.problem import problem_body
 from flagstaff_server.ingest.body import BodyError, check_events, gunzip, read_body
-from flagstaff_server.ingest.keyring import CredentialKind
+from flagstaff_server.ingest.keyring import CredentialKind, Found
 from flagstaff_server.ingest.record import Kind
 
 if TYPE_CHECKING:
@@ -70,7 +73,56 @@ class HttpDate:
         return self._value
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A complete response: status, headers (besides Date) and body."""
+
+    status: int
+    headers: Headers
+    body: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What an event request is for: whose credential, which payload kind, CORS headers."""
+
+    credential_kind: CredentialKind
+    credential: str
+    kind: Kind
+    cors: Headers
+
+
+def target_of(method: str, path: str, headers: dict[bytes, bytes]) -> Target | Answer:
+    """Route an event request; an Answer for a preflight, a wrong method or an unknown path."""
+    cors: Headers = []
+    if path in ROUTES:
+        credential_kind, kind = ROUTES[path]
+        credential = credential_of(headers.get(b"authorization", b""))
+    else:
+        prefix = next((p for p in BROWSER if path.startswith(p)), None)
+        if prefix is None:
+            return problem(404, "not_found", f"no event endpoint at {path}", [])
+        credential_kind, kind = "client", BROWSER[prefix]
+        credential = path[len(prefix) :]
+        cors = cors_headers(headers)
+        if method == "OPTIONS":
+            return Answer(200, [*cors, (b"access-control-max-age", b"300")])
+    if method != "POST":
+        return problem(405, "method_not_allowed", "events are POSTed", cors)
+    return Target(credential_kind, credential, kind, cors)
+
+
+def problem(
+    status: int, code: str, message: str, extra: Headers, field: str | None = None
+) -> Answer:
+    body = orjson.dumps(problem_body(status=status, code=code, message=message, path=field))
+    return Answer(status, [(b"content-type", b"application/problem+json"), *extra], body)
+
+
 class IngestApp:
+    """The endpoints' steps, shared by the ASGI callable (any request) and the connection
+    protocol (`ingest/connection.py`: POSTs of known credentials with small bodies)."""
+
     def __init__(self, node: IngestNode) -> None:
         self.node = node
         self.date = HttpDate()
@@ -78,122 +130,99 @@ class IngestApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        path: str = scope["path"]
         headers = dict(scope["headers"])
-        cors: Headers = []
-        if path in ROUTES:
-            credential_kind, kind = ROUTES[path]
-            credential = credential_of(headers.get(b"authorization", b""))
-        else:
-            prefix = next((p for p in BROWSER if path.startswith(p)), None)
-            if prefix is None:
-                await self._problem(send, 404, "not_found", f"no event endpoint at {path}", [])
-                return
-            credential_kind, kind = "client", BROWSER[prefix]
-            credential = path[len(prefix) :]
-            cors = cors_headers(headers)
-            if scope["method"] == "OPTIONS":
-                await self._respond(send, 200, [*cors, (b"access-control-max-age", b"300")])
-                return
-        if scope["method"] != "POST":
-            await self._problem(send, 405, "method_not_allowed", "events are POSTed", cors)
+        target = target_of(scope["method"], scope["path"], headers)
+        if isinstance(target, Answer):
+            await self.send(send, target)
             return
-        await self._accept(scope, receive, send, headers, credential_kind, credential, kind, cors)
-
-    async def _accept(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: dict[bytes, bytes],
-        credential_kind: CredentialKind,
-        credential: str,
-        kind: Kind,
-        cors: Headers,
-    ) -> None:
         node = self.node
-        found = await node.keyring.find(credential_kind, credential)
+        found = await node.keyring.find(target.credential_kind, target.credential)
         if found == "unknown":
             node.counts["unauthorized"] += 1
-            await self._problem(send, 401, "unauthorized", f"unknown {credential_kind} key", cors)
+            message = f"unknown {target.credential_kind} key"
+            await self.send(send, problem(401, "unauthorized", message, target.cors))
             return
         if found == "unavailable":
             node.counts["credentials_unavailable"] += 1
-            await self._busy(send, "credentials cannot be checked yet", cors)
+            await self.send(send, self.busy("credentials cannot be checked yet", target.cors))
             return
-        project, environment = found
+        refused = self.refusal(target, headers)
+        if refused is not None:
+            await self.send(send, refused)
+            return
+        try:
+            data = await read_body(receive, node.config.max_body_bytes)
+        except BodyError as exc:
+            await self.send(send, self.rejected(exc, target))
+            return
+        durable = self.submit(target, found, headers, data)
+        if isinstance(durable, Answer):
+            await self.send(send, durable)
+            return
+        if durable is not None:
+            try:
+                await durable
+            except OSError:
+                await self.send(send, self.unwritable(target))
+                return
+        await self.send(send, self.accepted(target))
+
+    def refusal(self, target: Target, headers: dict[bytes, bytes]) -> Answer | None:
+        """The answer for a request refused before its body is read: an unsupported schema,
+        or a backlog over the disk budget."""
         schema = headers.get(b"x-launchdarkly-event-schema")
         if schema is not None and schema.strip() not in SCHEMAS:
-            await self._problem(
-                send,
-                400,
-                "invalid_request",
-                f"X-LaunchDarkly-Event-Schema {schema.decode('latin-1')!r} is not supported (4)",
-                cors,
+            message = (
+                f"X-LaunchDarkly-Event-Schema {schema.decode('latin-1')!r} is not supported (4)"
             )
-            return
-        if node.over_budget():
-            node.counts["over_budget"] += 1
-            await self._busy(send, "the event backlog is over its disk budget", cors)
-            return
-        limit = node.config.max_body_bytes
+            return problem(400, "invalid_request", message, target.cors)
+        if self.node.over_budget():
+            self.node.counts["over_budget"] += 1
+            return self.busy("the event backlog is over its disk budget", target.cors)
+        return None
+
+    def submit(
+        self, target: Target, found: Found, headers: dict[bytes, bytes], data: bytes
+    ) -> Answer | asyncio.Future[object] | None:
+        """Check the body and start its append: an Answer when it is refused, None when it is a
+        repeat already acknowledged, else a future that completes once it is durable."""
+        limit = self.node.config.max_body_bytes
         try:
-            data = await read_body(receive, limit)
             if headers.get(b"content-encoding", b"").strip().lower() == b"gzip":
                 data = gunzip(data, limit)
-            check_events(data, diagnostic=kind == Kind.DIAGNOSTIC)
+            check_events(data, diagnostic=target.kind == Kind.DIAGNOSTIC)
         except BodyError as exc:
-            node.counts[f"rejected_{exc.status}"] += 1
-            code = "payload_too_large" if exc.status == 413 else "invalid_request"
-            await self._problem(send, exc.status, code, exc.message, cors)
-            return
+            return self.rejected(exc, target)
         given = headers.get(b"x-launchdarkly-payload-id", b"").decode("latin-1").strip()
-        try:
-            await node.accept(
-                kind=kind,
-                project=project,
-                environment=environment,
-                payload_id=given[:255] or None,
-                payload=data,
-            )
-        except OSError:
-            await self._busy(send, "the event log cannot be written", cors)
-            return
-        await self._respond(send, 202, cors)
+        project, environment = found
+        return self.node.submit(
+            kind=target.kind,
+            project=project,
+            environment=environment,
+            payload_id=given[:255] or None,
+            payload=data,
+        )
 
-    async def _busy(self, send: Send, message: str, cors: Headers) -> None:
+    def accepted(self, target: Target) -> Answer:
+        return Answer(202, target.cors)
+
+    def unwritable(self, target: Target) -> Answer:
+        return self.busy("the event log cannot be written", target.cors)
+
+    def rejected(self, error: BodyError, target: Target) -> Answer:
+        self.node.counts[f"rejected_{error.status}"] += 1
+        code = "payload_too_large" if error.status == 413 else "invalid_request"
+        return problem(error.status, code, error.message, target.cors, error.field)
+
+    def busy(self, message: str, cors: Headers) -> Answer:
         retry = str(self.node.config.retry_after_seconds).encode()
-        await self._problem(
-            send, 503, "service_unavailable", message, [*cors, (b"retry-after", retry)]
-        )
+        return problem(503, "service_unavailable", message, [*cors, (b"retry-after", retry)])
 
-    async def _respond(self, send: Send, status: int, extra: Headers) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"date", self.date.now()), (b"content-length", b"0"), *extra],
-            }
-        )
-        await send({"type": "http.response.body", "body": b""})
-
-    async def _problem(
-        self, send: Send, status: int, code: str, message: str, extra: Headers
-    ) -> None:
-        body = orjson.dumps(problem_body(status=status, code=code, message=message, path=None))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"date", self.date.now()),
-                    (b"content-type", b"application/problem+json"),
-                    (b"content-length", str(len(body)).encode()),
-                    *extra,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+    async def send(self, send: Send, answer: Answer) -> None:
+        length = str(len(answer.body)).encode()
+        headers = [(b"date", self.date.now()), (b"content-length", length), *answer.headers]
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+        await send({"type": "http.response.body", "body": answer.body})
 
 
 def cors_headers(headers: dict[bytes, bytes]) -> Headers:

@@ -3,22 +3,25 @@ bomb hits the limit, never memory) and the JSON shape check. Pure apart from awa
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-import orjson
+import msgspec
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 
 
 class BodyError(Exception):
-    """The body cannot be accepted; `status` is 400 or 413, `message` says why."""
+    """The body cannot be accepted; `status` is 400 or 413, `message` says why and `field` is
+    the JSON pointer of the offending member, when there is one."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.field = field
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:
@@ -53,19 +56,38 @@ def gunzip(data: bytes, limit: int) -> bytes:
     return out
 
 
+class _Event(msgspec.Struct):
+    """What acceptance checks of an event: an object with a string `kind`. Other members are
+    skipped by the decoder (still checked as JSON) without building Python objects for them."""
+
+    kind: str
+
+
+_ANALYTICS = msgspec.json.Decoder(list[_Event])
+_DIAGNOSTIC = msgspec.json.Decoder(_Event | list[_Event])
+
+
 def check_events(data: bytes, *, diagnostic: bool) -> int:
     """Validate the JSON shape and return how many events it holds. Analytics bodies are an
     array of objects; a diagnostic body is one object (what SDKs send) or such an array."""
     try:
-        parsed = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
+        parsed = (_DIAGNOSTIC if diagnostic else _ANALYTICS).decode(data)
+    except msgspec.ValidationError as exc:
+        message = f"the body is not a valid events payload: {exc}"
+        raise BodyError(400, message, json_pointer(str(exc))) from None
+    except msgspec.DecodeError as exc:
         raise BodyError(400, f"the body is not valid JSON: {exc}") from None
-    if diagnostic and isinstance(parsed, dict):
-        parsed = [parsed]
-    if not isinstance(parsed, list):
-        expected = "an object or an array" if diagnostic else "an array of event objects"
-        raise BodyError(400, f"the body must be {expected}, got {type(parsed).__name__}")
-    for index, event in enumerate(parsed):
-        if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
-            raise BodyError(400, f"event [{index}] must be an object with a string kind")
-    return len(parsed)
+    return 1 if isinstance(parsed, _Event) else len(parsed)
+
+
+_AT = re.compile(r"- at `\$([^`]*)`$")
+_STEP = re.compile(r"\[(\d+)\]|\.([^.\[]+)")
+
+
+def json_pointer(message: str) -> str:
+    """The JSON pointer of the member a decoder message ends with (`- at `$[1].kind``): `/1/kind`;
+    the empty pointer (the whole body) when it names none."""
+    found = _AT.search(message)
+    if found is None:
+        return ""
+    return "".join(f"/{index or name}" for index, name in _STEP.findall(found.group(1)))

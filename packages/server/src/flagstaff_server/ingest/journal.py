@@ -92,7 +92,8 @@ class Journal:
         self._fd = -1
         self._pending: list[Record] = []
         self._pending_bytes = 0
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[asyncio.Future[int]] = []
+        self._flusher: asyncio.Task[None] | None = None
         self._flushing = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
 
@@ -187,6 +188,29 @@ class Journal:
     ) -> int:
         """Append one record and return its seq once it is on disk (fsync'd). Raises OSError when
         the write failed; the record is then not in the log."""
+        durable = self.submit(
+            kind=kind,
+            project=project,
+            environment=environment,
+            payload_id=payload_id,
+            payload=payload,
+            received_ms=received_ms,
+        )
+        return await durable
+
+    def submit(
+        self,
+        *,
+        kind: Kind,
+        project: str,
+        environment: str,
+        payload_id: str,
+        payload: bytes,
+        received_ms: int,
+    ) -> asyncio.Future[int]:
+        """Queue one record for the next group commit; the future gives its seq once it is on
+        disk, or the OSError of a failed write (the record is then not in the log). Call from
+        the event loop."""
         seq = self.next_seq
         self.next_seq += 1
         # framing (and its CRC, which releases the GIL for large payloads and would then wait
@@ -200,15 +224,15 @@ class Journal:
             payload_id=payload_id,
             payload=payload,
         )
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[int] = loop.create_future()
         self._pending.append(item)
         self._pending_bytes += len(payload) + FRAME_OVERHEAD
         self._waiters.append(future)
         if not self._flushing:
             self._flushing = True
-            asyncio.get_running_loop().create_task(self._flush())
-        await future
-        return seq
+            self._flusher = loop.create_task(self._flush())
+        return future
 
     async def _flush(self) -> None:
         loop = asyncio.get_running_loop()
@@ -232,9 +256,9 @@ class Journal:
                 self.durable_seq = last_seq
                 self.appended += len(records)
                 self.fsyncs += 1
-                for waiter in waiters:
+                for seq, waiter in enumerate(waiters, first_seq):
                     if not waiter.done():
-                        waiter.set_result(None)
+                        waiter.set_result(seq)
         finally:
             self._flushing = False
 

@@ -38,18 +38,24 @@ class Keyring:
         found = self._lookup(kind, value)
         return found if found is not None else "unknown"
 
+    def known(self, kind: CredentialKind, value: str) -> Found | None:
+        """The environment when the node knows the credential now; None means ask `find`."""
+        return self._lookup(kind, value) if value else None
+
     def _lookup(self, kind: CredentialKind, value: str) -> Found | None:
         if kind == "sdk":
             env = self.node.store.find(value, self.wall())
             if env is None or not self.node.serves(env):
                 return None
             return env.project, env.key
-        index = self._mobile if kind == "mobile" else self._client
-        found = index.get(value)
+        found = self._index(kind).get(value)
         if found is None or not self._matches(kind, value, found):
             self._reindex()
-            found = index.get(value)
+            found = self._index(kind).get(value)  # the new index: `_reindex` replaces both
         return found
+
+    def _index(self, kind: CredentialKind) -> dict[str, Found]:
+        return self._mobile if kind == "mobile" else self._client
 
     def _matches(self, kind: CredentialKind, value: str, found: Found) -> bool:
         env = self.node.store.get(*found)

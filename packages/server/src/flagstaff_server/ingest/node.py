@@ -13,8 +13,9 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
 
@@ -23,7 +24,7 @@ from flagstaff_server.ingest.asgi import IngestApp, generated_id
 from flagstaff_server.ingest.journal import Journal
 from flagstaff_server.ingest.keyring import Keyring
 from flagstaff_server.ingest.processor import Processor
-from flagstaff_server.ingest.recent import RecentIds
+from flagstaff_server.ingest.recent import RecentIds, RecentKey
 from flagstaff_server.ingest.record import Kind, Record
 from flagstaff_server.ingest.stream import Forwarder, StreamProcessor
 
@@ -156,54 +157,91 @@ class IngestNode:
         environment: str,
         payload_id: str | None,
         payload: bytes,
-    ) -> bool:
-        """Make the payload durable; True when it was appended, False for a repeat of a payload
-        already acknowledged (or in flight: then wait for that one). Raises OSError when the
-        journal cannot be written."""
+    ) -> None:
+        """Return once the payload is durable: appended and fsync'd, or a repeat of a payload
+        that is (a repeat of one in flight waits for it). Raises OSError when the journal
+        cannot be written."""
+        durable = self.submit(
+            kind=kind,
+            project=project,
+            environment=environment,
+            payload_id=payload_id,
+            payload=payload,
+        )
+        if durable is not None:
+            await durable
+
+    def submit(
+        self,
+        *,
+        kind: Kind,
+        project: str,
+        environment: str,
+        payload_id: str | None,
+        payload: bytes,
+    ) -> asyncio.Future[object] | None:
+        """Start making the payload durable, with no task of its own in the common case. None
+        for a repeat of a payload already acknowledged (answer at once); otherwise a future that
+        completes once the payload is durable, or holds the OSError of a failed write."""
         now_ms = int(self.wall() * 1000)
         if payload_id is None:
-            payload_id = generated_id()
-            key = None
-        else:
-            key = (project, environment, payload_id)
-            while True:
-                known = self.recent.find(key, now_ms)
-                if known is False:
-                    break
-                if known is None:
-                    self.counts["duplicate"] += 1
-                    return False
-                assert isinstance(known, asyncio.Future)
-                with contextlib.suppress(OSError):
-                    await asyncio.shield(known)
-        pending: asyncio.Future[None] | None = None
-        if key is not None:
-            pending = asyncio.get_running_loop().create_future()
-            self.recent.begin(key, now_ms, pending)
-        try:
-            await self.journal.append(
+            return self._append(None, now_ms, kind, project, environment, generated_id(), payload)
+        key = (project, environment, payload_id)
+        known = self.recent.find(key, now_ms)
+        if known is None:
+            self.counts["duplicate"] += 1
+            return None
+        if known is False:
+            return self._append(key, now_ms, kind, project, environment, payload_id, payload)
+        # a repeat of a payload whose append is in flight: durable with that append, or
+        # appended anew if that one fails
+        return asyncio.ensure_future(
+            self._after(
+                known,
                 kind=kind,
                 project=project,
                 environment=environment,
                 payload_id=payload_id,
                 payload=payload,
-                received_ms=now_ms,
             )
-        except BaseException as exc:
-            if key is not None and pending is not None:
-                self.recent.settle(key, ok=False)
-                if isinstance(exc, OSError):
-                    pending.set_exception(exc)
-                    # a waiting retry retrieves it; this keeps asyncio from logging it as lost
-                    pending.exception()
-                else:
-                    pending.cancel()
-            raise
-        if key is not None and pending is not None:
-            self.recent.settle(key, ok=True)
-            pending.set_result(None)
-        self.counts["accepted"] += 1
-        return True
+        )
+
+    async def _after(self, in_flight: asyncio.Future[int], **payload: Any) -> None:
+        with contextlib.suppress(OSError):
+            await asyncio.shield(in_flight)
+        await self.accept(**payload)
+
+    def _append(
+        self,
+        key: RecentKey | None,
+        now_ms: int,
+        kind: Kind,
+        project: str,
+        environment: str,
+        payload_id: str,
+        payload: bytes,
+    ) -> asyncio.Future[object]:
+        durable = self.journal.submit(
+            kind=kind,
+            project=project,
+            environment=environment,
+            payload_id=payload_id,
+            payload=payload,
+            received_ms=now_ms,
+        )
+        if key is not None:
+            # the journal's own future marks the id as in flight: a repeat waits for it
+            self.recent.begin(key, now_ms, durable)
+        # registered before any caller's callback, so the id is settled before anyone wakes
+        durable.add_done_callback(partial(self._settle, key))
+        return cast("asyncio.Future[object]", durable)
+
+    def _settle(self, key: RecentKey | None, durable: asyncio.Future[int]) -> None:
+        ok = not durable.cancelled() and durable.exception() is None
+        if key is not None:
+            self.recent.settle(key, ok=ok)
+        if ok:
+            self.counts["accepted"] += 1
 
     def status(self) -> dict[str, Any]:
         processor = self.processor

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from typing import Literal
 
 RecentKey = tuple[str, str, str]
 """(project, environment, payload id)"""
@@ -17,21 +18,21 @@ class RecentIds:
         self.window_ms = window_ms
         self.capacity = capacity
         # insertion order is acknowledgement order, so the oldest entries sit at the front
-        self._entries: OrderedDict[RecentKey, tuple[int, asyncio.Future[None] | None]] = (
+        self._entries: OrderedDict[RecentKey, tuple[int, asyncio.Future[int] | None]] = (
             OrderedDict()
         )
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def find(self, key: RecentKey, now_ms: int) -> asyncio.Future[None] | bool | None:
+    def find(self, key: RecentKey, now_ms: int) -> asyncio.Future[int] | Literal[False] | None:
         """False when unknown; None when acknowledged; a future while its append is in flight."""
         entry = self._entries.get(key)
         if entry is None or entry[0] <= now_ms - self.window_ms:
             return False
         return entry[1]
 
-    def begin(self, key: RecentKey, now_ms: int, pending: asyncio.Future[None]) -> None:
+    def begin(self, key: RecentKey, now_ms: int, pending: asyncio.Future[int]) -> None:
         self._entries[key] = (now_ms, pending)
         self._entries.move_to_end(key)
         self._trim(now_ms)
