@@ -175,6 +175,9 @@ class Flagstaff:
             await self.ingest.stop()
         elif self.analytics is not None:
             self.analytics.close()
+        if self.client_delivery is not None:
+            # streams served on the connection are not uvicorn's to close: end them here
+            await self.client_delivery.stop()
         if self.delivery is not None:
             await self.delivery.stop()
         if self.feed is not None:

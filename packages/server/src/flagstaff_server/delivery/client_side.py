@@ -4,6 +4,9 @@ evaluation, change notifications over SSE), all with CORS and ETags. Browser eve
 `flagstaff_server.ingest`. Handlers evaluate with the core on the environment's current snapshot
 (compiled once per snapshot) and never touch the database. Fresh evaluations and stream opens go
 through the node's admission control; cache hits and 304s do not.
+
+Streams are also served on the connection itself (`open_direct`, called by
+`connection.DeliveryHttpProtocol`): the same admission, headers and events without an ASGI task.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs
 
@@ -45,9 +49,16 @@ from flagstaff_server.delivery.evaluation_cache import (
     etag_of,
     view_name,
 )
-from flagstaff_server.delivery.fanout import Channel
+from flagstaff_server.delivery.fanout import (
+    WRITE_BUFFER_LIMIT,
+    Channel,
+    DirectStream,
+    Stream,
+    Transport,
+    response_head,
+)
 from flagstaff_server.delivery.snapshot import Snapshot
-from flagstaff_server.delivery.store import Environment
+from flagstaff_server.delivery.store import Environment, EnvironmentId
 from flagstaff_server.errors import (
     FlagstaffError,
     Forbidden,
@@ -102,6 +113,10 @@ VIEW: dict[Credential, Availability] = {
     "mobile": Availability.MOBILE,
     "sdk": Availability.ALL,
 }
+
+
+STREAM_ROUTES = frozenset({"stream", "ping", "ofrep_sse"})
+"""Routes whose answer is a stream, which may be served on the connection itself."""
 
 
 def handles(path: str) -> bool:
@@ -174,6 +189,26 @@ def route_of(method: str, path: str) -> Route | None:
     return None
 
 
+def stream_route(method: str, path: str) -> Route | None:
+    """The route of a client stream request (`eval`/`meval` GET or REPORT, ping, OFREP SSE), or
+    None for every other request. A REPORT route has no `context`: its body holds it."""
+    route = route_of(method, path)
+    return route if route is not None and route.name in STREAM_ROUTES else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamRequest:
+    """A client stream request, authenticated and parsed: everything opening it needs."""
+
+    env: Environment
+    kind: StreamKind
+    client: ClientContext | None
+    availability: Availability
+    with_reasons: bool = False
+    fingerprint: bytes = b""
+    cors: Headers
+
+
 def _segment(parts: list[str]) -> str:
     # A standard-alphabet base64 context may contain "/", which splits the path: rejoin it, and
     # read either alphabet.
@@ -196,6 +231,7 @@ class ClientDelivery:
         self.reevaluator = Reevaluator(self._environment_by_id, self.cache, config, rng=node.rng)
         self._worker: asyncio.Task[None] | None = None
         node.metric_sources.append(lambda: client_metrics.render(self))
+        node.client_side = self  # the connection protocol finds it here to serve streams itself
 
     def _environment_by_id(self, env_id: tuple[str, str]) -> Environment | None:
         return self.node.store.get(*env_id)
@@ -246,27 +282,32 @@ class ClientDelivery:
                 return
             await _respond(send, 200, b"[]", [(b"content-type", JSON), *headers])
             return
-        availability = VIEW[route.credential]
-        if route.name == "ping":
-            await self._stream(env, "ping", None, availability, False, scope, receive, send, cors)
+        if route.name in STREAM_ROUTES:
+            body = b""
+            if route.name == "stream" and route.context is None:
+                _check_json(scope)  # before reading: a body of another type is never read
+                body = await _read_body(receive, CONTEXT_LIMIT)
+            await self._stream(self._stream_request(route, env, scope, body), receive, send)
             return
         client = await self._client_context(route, scope, receive)
         if route.credential == "client-side":
             self._check_secure_mode(env, client, scope)
         with_reasons = query_value(scope, "withReasons") == "true"
-        if route.name == "evalx":
-            await self._evalx(env, client, availability, with_reasons, scope, send, cors)
-        else:
-            await self._stream(
-                env, "eval", client, availability, with_reasons, scope, receive, send, cors
-            )
+        await self._evalx(env, client, VIEW[route.credential], with_reasons, scope, send, cors)
 
     # authentication ----------------------------------------------------------------------------
 
     async def _authenticate(self, route: Route, scope: Scope) -> Environment:
+        lookup, unknown = self._lookup(route, scope)
+        return await self._find(lookup, unknown)
+
+    def _lookup(
+        self, route: Route, scope: Scope
+    ) -> tuple[Callable[[], Environment | None], FlagstaffError]:
+        """How to find the route's environment, and the error for a credential truly unknown."""
         if route.credential == "client-side":
             client_side_id = route.env_id
-            return await self._find(
+            return (
                 lambda: self.node.store.find_client_side(client_side_id),
                 NotFound(f"unknown environment id {client_side_id!r}", path="envId"),
             )
@@ -275,12 +316,13 @@ class ClientDelivery:
         if not key:
             raise Unauthorized(f"an {route.credential} key is required in Authorization")
         if route.credential == "mobile":
-            return await self._find(
+            return (
                 lambda: self.node.store.find_mobile(key, self.node.wall()),
                 Unauthorized("unknown mobile key"),
             )
-        return await self._find(
-            lambda: self.node.store.find(key, self.node.wall()), Unauthorized("unknown SDK key")
+        return (
+            lambda: self.node.store.find(key, self.node.wall()),
+            Unauthorized("unknown SDK key"),
         )
 
     async def _find(
@@ -305,13 +347,11 @@ class ClientDelivery:
             check_secure_mode(credentials.sdk_key, client.context, query_value(scope, "h"))
 
     async def _client_context(self, route: Route, scope: Scope, receive: Receive) -> ClientContext:
-        if route.context is not None:
-            return read_context(decode_base64_json(route.context))
-        content_type = _header(scope, b"content-type").split(b";")[0].strip().lower()
-        if content_type != JSON:
-            raise UnsupportedMediaType("REPORT bodies must be application/json contexts")
-        raw = await _read_body(receive, CONTEXT_LIMIT)
-        return read_context(parse_json(raw, "context"))
+        body = b""
+        if route.context is None:
+            _check_json(scope)
+            body = await _read_body(receive, CONTEXT_LIMIT)
+        return _context_of(route, scope, body)
 
     # polling -----------------------------------------------------------------------------------
 
@@ -354,65 +394,129 @@ class ClientDelivery:
 
     # streaming ---------------------------------------------------------------------------------
 
-    async def _stream(
-        self,
-        env: Environment,
-        kind: StreamKind,
-        client: ClientContext | None,
-        availability: Availability,
-        with_reasons: bool,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        cors: Headers,
-        fingerprint: bytes = b"",
-    ) -> None:
-        node = self.node
-        admission = node.admission
-        if not admission.admit_client_stream():
+    def stream_request(self, route: Route, scope: Scope, body: bytes) -> StreamRequest | None:
+        """`route`'s stream request resolved without waiting (`body`: a REPORT's whole body), or
+        None when the ASGI app must answer it: a credential the node does not know yet (it waits
+        for a feed check first) or cannot serve, and every bad request (answered as always).
+        Touches no counter, so the app can take the request over as if it had come first."""
+        try:
+            lookup, _unknown = self._lookup(route, scope)
+            env = lookup()
+            if env is None or not self.node.serves(env):
+                return None
+            return self._stream_request(route, env, scope, body)
+        except FlagstaffError:
+            return None
+
+    def _stream_request(
+        self, route: Route, env: Environment, scope: Scope, body: bytes
+    ) -> StreamRequest:
+        cors = cors_headers(origin_of(scope))
+        availability = VIEW[route.credential]
+        if route.name == "ping":
+            return StreamRequest(
+                env=env, kind="ping", client=None, availability=availability, cors=cors
+            )
+        if route.name == "ofrep_sse":
+            try:
+                fingerprint = bytes.fromhex(query_value(scope, "context") or "")
+                view = Availability(query_value(scope, "view") or "")
+            except ValueError as exc:
+                raise InvalidInput(
+                    "context and view must be as the bulk response's eventStreams url gave them",
+                    path="context",
+                ) from exc
+            return StreamRequest(
+                env=env,
+                kind="ofrep",
+                client=None,
+                availability=view,
+                fingerprint=fingerprint,
+                cors=cors,
+            )
+        client = _context_of(route, scope, body)
+        if route.credential == "client-side":
+            self._check_secure_mode(env, client, scope)
+        return StreamRequest(
+            env=env,
+            kind="eval",
+            client=client,
+            availability=availability,
+            with_reasons=query_value(scope, "withReasons") == "true",
+            cors=cors,
+        )
+
+    def _admit(self, request: StreamRequest) -> tuple[Snapshot, bytes]:
+        """Admission for a new stream, and its opening event on the snapshot it starts from;
+        raises `StoreUnavailable` (503 + Retry-After) when shed. Counts either way."""
+        if not self.node.admission.admit_client_stream():
             raise StoreUnavailable("this node holds all the streams it can; retry later")
-        snapshot = env.snapshot
-        if kind == "eval":
-            assert client is not None
-            evaluated = self._admitted_results(snapshot, client, availability, with_reasons)
-            opening = sse.frame(b"put", evaluated.body)
-        elif kind == "ofrep":
+        snapshot = request.env.snapshot
+        if request.kind == "eval":
+            assert request.client is not None
+            evaluated = self._admitted_results(
+                snapshot, request.client, request.availability, request.with_reasons
+            )
+            return snapshot, sse.frame(b"put", evaluated.body)
+        if request.kind == "ofrep":
             # tells a provider that fetched before this stream opened whether it missed a change
-            view = ofrep_view(availability)
-            opening = refetch_message(etag_of(snapshot.digest, view, fingerprint))
-        else:
-            opening = PING
+            view = ofrep_view(request.availability)
+            return snapshot, refetch_message(etag_of(snapshot.digest, view, request.fingerprint))
+        return snapshot, PING
+
+    def _attach(self, request: StreamRequest, snapshot: Snapshot, channel: Stream) -> ClientStream:
+        """Register an admitted stream: from here on every later snapshot reaches it."""
+        stream = ClientStream(
+            request.kind,
+            channel,
+            snapshot,
+            client=request.client,
+            fingerprint=request.fingerprint,
+            availability=request.availability,
+            with_reasons=request.with_reasons,
+        )
+        env = request.env
+        self.reevaluator.add((env.project, env.key), stream)
+        self.start()
+        admission = self.node.admission
+        admission.open_streams += 1
+        admission.open_client_streams += 1
+        admission.counts[f"client_stream_{request.kind}"] += 1
+        return stream
+
+    def _detach(self, env_id: EnvironmentId, stream: ClientStream) -> None:
+        self.reevaluator.discard(env_id, stream)
+        admission = self.node.admission
+        admission.open_streams -= 1
+        admission.open_client_streams -= 1
+        if stream.channel.evicted:
+            admission.counts["evicted"] += 1
+
+    def _direct_ended(
+        self, env_id: EnvironmentId, stream: ClientStream, _direct: DirectStream
+    ) -> None:
+        self._detach(env_id, stream)
+
+    def _retry_hint(self) -> bytes:
+        node = self.node
+        return sse.retry_hint(int(node.config.retry_hint_ms * (1.0 + node.rng())))
+
+    async def _stream(self, request: StreamRequest, receive: Receive, send: Send) -> None:
+        node = self.node
+        snapshot, opening = self._admit(request)
         channel = Channel(
             "v1",
             limit=node.config.channel_limit,
-            deadline=admission.stream_deadline(),
+            deadline=node.admission.stream_deadline(),
             now=node.clock(),
         )
         channel.task = asyncio.current_task()
-        stream = ClientStream(
-            kind,
-            channel,
-            snapshot,
-            client=client,
-            fingerprint=fingerprint,
-            availability=availability,
-            with_reasons=with_reasons,
-        )
-        env_id = (env.project, env.key)
         # Registered before the first await: every later snapshot reaches this stream.
-        self.reevaluator.add(env_id, stream)
-        self.start()
-        admission.open_streams += 1
-        admission.open_client_streams += 1
-        admission.counts[f"client_stream_{kind}"] += 1
+        stream = self._attach(request, snapshot, channel)
+        env_id = (request.env.project, request.env.key)
         watcher = asyncio.create_task(_watch_disconnect(receive, channel))
-        hint = sse.retry_hint(int(node.config.retry_hint_ms * (1.0 + node.rng())))
-        headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-            *cors,
-        ]
+        hint = self._retry_hint()
+        headers = [*STREAM_HEADERS, *request.cors]
         try:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             await send({"type": "http.response.body", "body": hint + opening, "more_body": True})
@@ -430,12 +534,47 @@ class ClientDelivery:
         except OSError:
             pass  # the client went away mid-write
         finally:
-            self.reevaluator.discard(env_id, stream)
-            admission.open_streams -= 1
-            admission.open_client_streams -= 1
+            self._detach(env_id, stream)
             watcher.cancel()
-            if channel.evicted:
-                admission.counts["evicted"] += 1
+
+    def open_direct(
+        self, request: StreamRequest, transport: Transport, default_headers: Headers
+    ) -> DirectStream | None:
+        """Serve `request` on its connection (what `_stream` does, without a task): the same
+        admission, head and opening are written to `transport`, and the `DirectStream` returned
+        becomes the connection's protocol. None when the stream was shed: the 503 is written
+        and the connection closes."""
+        node = self.node
+        try:
+            snapshot, opening = self._admit(request)
+        except StoreUnavailable as exc:
+            status, headers, body = self._problem(exc, request.cors)
+            headers += [(b"content-length", b"%d" % len(body)), (b"connection", b"close")]
+            transport.write(response_head(status, [*default_headers, *headers]) + body)
+            transport.close()
+            return None
+        direct = DirectStream(
+            "v1",
+            transport,
+            limit=WRITE_BUFFER_LIMIT,
+            deadline=node.admission.stream_deadline(),
+            clock=node.clock,
+            ended=_not_attached,
+        )
+        stream = self._attach(request, snapshot, direct)
+        direct.ended = partial(self._direct_ended, (request.env.project, request.env.key), stream)
+        first = self._retry_hint() + opening
+        head = response_head(
+            200,
+            [
+                *default_headers,
+                *STREAM_HEADERS,
+                *request.cors,
+                (b"transfer-encoding", b"chunked"),
+            ],
+        )
+        transport.write(b"%b%x\r\n%b\r\n" % (head, len(first), first))
+        return direct
 
     # OFREP -------------------------------------------------------------------------------------
 
@@ -553,17 +692,7 @@ class ClientDelivery:
         self, route: Route, scope: Scope, receive: Receive, send: Send, cors: Headers
     ) -> None:
         env = await self._authenticate(route, scope)
-        try:
-            fingerprint = bytes.fromhex(query_value(scope, "context") or "")
-            availability = Availability(query_value(scope, "view") or "")
-        except ValueError as exc:
-            raise InvalidInput(
-                "context and view must be as the bulk response's eventStreams url gave them",
-                path="context",
-            ) from exc
-        await self._stream(
-            env, "ofrep", None, availability, False, scope, receive, send, cors, fingerprint
-        )
+        await self._stream(self._stream_request(route, env, scope, b""), receive, send)
 
     # responses ---------------------------------------------------------------------------------
 
@@ -579,6 +708,11 @@ class ClientDelivery:
         await _respond(send, 429, body, headers)
 
     async def _error(self, send: Send, exc: FlagstaffError, cors: Headers) -> None:
+        status, headers, body = self._problem(exc, cors)
+        await _respond(send, status, body, headers)
+
+    def _problem(self, exc: FlagstaffError, cors: Headers) -> tuple[int, Headers, bytes]:
+        """The problem-JSON answer to `exc`: status, headers (CORS, Retry-After on 503), body."""
         status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 500)
         headers = list(cors)
         if status == 503:
@@ -587,7 +721,34 @@ class ClientDelivery:
         if exc.path:
             body["path"] = exc.path
         headers.append((b"content-type", b"application/problem+json"))
-        await _respond(send, status, orjson.dumps(body), headers)
+        return status, headers, orjson.dumps(body)
+
+
+STREAM_HEADERS: Headers = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _not_attached(stream: DirectStream) -> None:
+    """A direct stream's `ended` until it is registered (nothing to undo yet)."""
+
+
+def _context_of(route: Route, scope: Scope, body: bytes) -> ClientContext:
+    """The context from the path, or from a REPORT's whole `body`."""
+    if route.context is not None:
+        return read_context(decode_base64_json(route.context))
+    _check_json(scope)
+    if len(body) > CONTEXT_LIMIT:
+        raise InvalidInput(f"the body is larger than {CONTEXT_LIMIT} bytes", path="body")
+    return read_context(parse_json(body, "context"))
+
+
+def _check_json(scope: Scope) -> None:
+    content_type = _header(scope, b"content-type").split(b";")[0].strip().lower()
+    if content_type != JSON:
+        raise UnsupportedMediaType("REPORT bodies must be application/json contexts")
 
 
 async def _watch_disconnect(receive: Receive, channel: Channel) -> None:

@@ -23,7 +23,7 @@ from flagstaff_core import Availability, Flag, FlagData, client_result, evaluate
 from flagstaff_server.delivery import sse
 from flagstaff_server.delivery.client_context import ClientContext
 from flagstaff_server.delivery.evaluation_cache import EvaluationCache, etag_of
-from flagstaff_server.delivery.fanout import Channel
+from flagstaff_server.delivery.fanout import Stream
 from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import Environment, EnvironmentId
 
@@ -80,7 +80,7 @@ class ClientStream:
     def __init__(
         self,
         kind: StreamKind,
-        channel: Channel,
+        channel: Stream,
         snapshot: Snapshot,
         *,
         client: ClientContext | None = None,
@@ -90,6 +90,7 @@ class ClientStream:
     ) -> None:
         self.kind: StreamKind = kind
         self.channel = channel
+        """Where its events go: an ASGI handler's `Channel` or the connection's `DirectStream`."""
         self.snapshot = snapshot
         """The snapshot whose results this stream's client holds."""
         self.client = client

@@ -1,29 +1,40 @@
 """The HTTP connection protocol for a uvicorn server carrying the delivery plane: uvicorn's
-httptools protocol, except that an SDK stream for a known key is served on the connection itself.
+httptools protocol, except that streams are served on the connection itself: server-side SDK
+streams (`/all`, `/sdk/stream`) and client-side ones (`/eval`, `/meval`, `/ping`, `/mping`, OFREP
+SSE; `delivery.client_side`).
 
 Once the response head is written, the transport is handed to a `DirectStream` (as uvicorn hands a
 WebSocket upgrade to its own protocol): events go straight to the transport, the disconnect
 arrives as `connection_lost`, and no ASGI task, queue, parser or request state stays alive per
-stream. Every other request, including streams the node cannot answer at once (unknown key, not
-ready yet), goes to the ASGI app unchanged. Admission decisions stay in `asgi.open_stream`.
+stream. A REPORT stream carries its context in the body, so it is opened once the body is complete
+(no task waits for it meanwhile). Every other request, including streams the node cannot answer at
+once (unknown key or id, not ready yet, a bad request, a body over the context limit), goes to the
+ASGI app unchanged, which answers exactly as it does for any request. Admission decisions stay in
+`asgi.open_stream` and `ClientDelivery`.
+
+Other protocol mixins (event ingestion) may be combined with this class: `_start_asgi_task`,
+`on_body`, `on_message_complete` and `connection_lost` handle only this class's own requests and
+otherwise defer to the next class in the MRO.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import open_stream, query_value, sdk_key_of, sse_headers
-from flagstaff_server.delivery.fanout import DirectStream, Protocol
+from flagstaff_server.delivery.client_side import CONTEXT_LIMIT, Route, stream_route
+from flagstaff_server.delivery.fanout import WRITE_BUFFER_LIMIT, Broadcaster, DirectStream, Protocol
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application
 
+    from flagstaff_server.delivery.client_side import ClientDelivery, Scope
     from flagstaff_server.delivery.node import DeliveryNode
 
 NodeSource = Callable[[], "DeliveryNode | None"]
@@ -31,9 +42,7 @@ NodeSource = Callable[[], "DeliveryNode | None"]
 
 STREAM_PATHS: dict[str, Protocol] = {"/all": "v1", "/sdk/stream": "v2"}
 
-WRITE_BUFFER_LIMIT = 256 * 1024
-"""Unsent bytes (beyond the kernel's socket buffer) a direct stream may hold when an event is
-offered before it counts as too slow and is dropped: several full payloads."""
+__all__ = ["WRITE_BUFFER_LIMIT", "DeliveryHttpProtocol", "NodeSource", "protocol_for"]
 
 
 class DeliveryHttpProtocol(HttpToolsProtocol):
@@ -41,16 +50,87 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
 
     node_source: ClassVar[NodeSource]
 
+    _report: tuple[RequestResponseCycle, Route] | None = None
+    """A client REPORT stream whose body is still arriving (at most one: uvicorn parses the next
+    request only after this one's body)."""
+
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
         # `app` differs from `self.app` when uvicorn's own concurrency limit answers instead.
-        if app is not self.app or not self._open_direct_stream(cycle):
+        if app is not self.app or not self._serve_directly(cycle):
             super()._start_asgi_task(cycle, app)
 
-    def _open_direct_stream(self, cycle: RequestResponseCycle) -> bool:
+    def _serve_directly(self, cycle: RequestResponseCycle) -> bool:
         scope = cycle.scope
-        protocol = STREAM_PATHS.get(scope["path"])
-        if protocol is None or scope["method"] != "GET" or scope["http_version"] != "1.1":
+        if scope["http_version"] != "1.1":
             return False
+        protocol = STREAM_PATHS.get(scope["path"])
+        if protocol is not None:
+            return scope["method"] == "GET" and self._open_direct_stream(cycle, protocol)
+        route = stream_route(scope["method"], scope["path"])
+        if route is None:
+            return False
+        client = self._client_side()
+        if client is None:
+            return False
+        if route.name == "stream" and route.context is None:
+            # REPORT: the context is in the body; the stream opens when the body is complete
+            self._report = (cycle, route)
+            if cycle.waiting_for_100_continue:
+                cycle.waiting_for_100_continue = False
+                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            return True
+        return self._open_client_stream(client, route, cycle, b"")
+
+    def _client_side(self) -> ClientDelivery | None:
+        node = type(self).node_source()
+        return None if node is None else node.client_side
+
+    # a REPORT stream's body ------------------------------------------------------------------
+
+    def on_body(self, body: bytes) -> None:
+        super().on_body(body)
+        report = self._report
+        if report is not None and len(report[0].body) > CONTEXT_LIMIT:
+            # Too large for a context: the app answers it (400) as always, reading what is held.
+            self._report = None
+            self._hand_to_app(report[0])
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        report = self._report
+        if report is None:
+            return
+        self._report = None
+        cycle, route = report
+        client = self._client_side()
+        if client is None or not self._open_client_stream(client, route, cycle, bytes(cycle.body)):
+            self._hand_to_app(cycle)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._report = None
+        super().connection_lost(exc)
+
+    def _hand_to_app(self, cycle: RequestResponseCycle) -> None:
+        """Start the ASGI task this class held back (past this class in the MRO: the classes
+        before it have already declined the request)."""
+        super()._start_asgi_task(cycle, self.app)
+
+    # opening streams -------------------------------------------------------------------------
+
+    def _open_client_stream(
+        self, client: ClientDelivery, route: Route, cycle: RequestResponseCycle, body: bytes
+    ) -> bool:
+        # uvicorn's scope is a TypedDict: the same mapping the ASGI app is given
+        request = client.stream_request(route, cast("Scope", cycle.scope), body)
+        if request is None:
+            return False  # the app answers: a probe for a new credential, or an error
+        stream = client.open_direct(request, self.transport, self.server_state.default_headers)
+        if stream is not None:
+            self._hand_over(stream)
+        return True
+
+    def _open_direct_stream(self, cycle: RequestResponseCycle, protocol: Protocol) -> bool:
+        scope = cycle.scope
         node = type(self).node_source()
         if node is None:
             return False
@@ -73,18 +153,20 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
         stream = DirectStream(
             protocol,
             self.transport,
-            env.broadcaster,
             limit=WRITE_BUFFER_LIMIT,
             deadline=node.admission.stream_deadline(),
             clock=node.clock,
-            ended=partial(_count_end, node.admission),
+            ended=partial(_end_stream, node.admission, env.broadcaster),
         )
         env.broadcaster.channels.add(stream)
         node.admission.open_streams += 1
+        self._hand_over(stream)
+        return True
+
+    def _hand_over(self, stream: DirectStream) -> None:
         # From here on the connection is the stream's: uvicorn forgets it, as after an upgrade.
         self.connections.discard(self)
         self.transport.set_protocol(stream)
-        return True
 
     def _refuse(self, node: DeliveryNode, message: str) -> None:
         body = orjson.dumps({"code": "service_unavailable", "message": message, "status": 503})
@@ -96,7 +178,8 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
-def _count_end(admission: Admission, stream: DirectStream) -> None:
+def _end_stream(admission: Admission, broadcaster: Broadcaster, stream: DirectStream) -> None:
+    broadcaster.channels.discard(stream)
     admission.open_streams -= 1
     if stream.evicted:
         admission.counts["evicted"] += 1

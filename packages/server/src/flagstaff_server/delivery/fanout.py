@@ -1,6 +1,7 @@
 """Fan-out of stream events: one `Broadcaster` per environment handing every open stream the same
 bytes object. A stream is either a `Channel` (a small bounded queue drained by an ASGI handler) or
-a `DirectStream` (writes straight to its connection's transport: no task, no queue).
+a `DirectStream` (writes straight to its connection's transport: no task, no queue). Client-side
+streams (`client_stream.Reevaluator`) use the same two kinds.
 
 A stream that cannot keep up is evicted rather than buffered: memory per stream stays bounded
 and one slow client never delays the others. Runs on the event loop only (no locks).
@@ -9,13 +10,18 @@ and one slow client never delays the others. Runs on the event loop only (no loc
 from __future__ import annotations
 
 import asyncio
+import http
 from collections import deque
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterable, Sized
 from functools import lru_cache
 from typing import Literal
 from typing import Protocol as Interface
 
 Protocol = Literal["v1", "v2"]
+
+WRITE_BUFFER_LIMIT = 256 * 1024
+"""Unsent bytes (beyond the kernel's socket buffer) a direct stream may hold when an event is
+offered before it counts as too slow and is dropped: several full payloads."""
 
 
 class Stream(Interface):
@@ -31,6 +37,8 @@ class Stream(Interface):
     def last_sent(self) -> float: ...
     @property
     def pending(self) -> Sized: ...
+    @property
+    def evicted(self) -> bool: ...
 
     def offer(self, data: bytes) -> bool: ...
     def close(self, reason: str, final: bytes = b"") -> None: ...
@@ -131,7 +139,6 @@ class DirectStream(asyncio.Protocol):
     about the size of the transport itself."""
 
     __slots__ = (
-        "broadcaster",
         "clock",
         "closing",
         "deadline",
@@ -150,7 +157,6 @@ class DirectStream(asyncio.Protocol):
         self,
         protocol: Protocol,
         transport: Transport,
-        broadcaster: Broadcaster,
         *,
         limit: int,
         deadline: float,
@@ -159,14 +165,14 @@ class DirectStream(asyncio.Protocol):
     ) -> None:
         self.protocol: Protocol = protocol
         self.transport = transport
-        self.broadcaster = broadcaster
         self.limit = limit
         """Unsent bytes the transport may hold when an event is offered before the stream counts
         as too slow (the kernel's socket buffer is full by then)."""
         self.deadline = deadline
         self.clock = clock
         self.ended = ended
-        """Called once when the connection is gone (shared by every stream: no closure each)."""
+        """Called once when the connection is gone: unregisters the stream wherever it was
+        registered (a broadcaster, the client re-evaluator) and counts its end."""
         self.closing: str | None = None
         self.evicted = False
         self.last_sent = clock()
@@ -202,11 +208,19 @@ class DirectStream(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self.closing is None:
             self.closing = "disconnected"
-        self.broadcaster.channels.discard(self)
         self.ended(self)
 
 
 LAST_CHUNK = b"0\r\n\r\n"
+
+
+def response_head(status: int, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """An HTTP/1.1 response's status line and headers, for a response written by hand."""
+    lines = [b"HTTP/1.1 %d %b\r\n" % (status, http.HTTPStatus(status).phrase.encode())]
+    for name, value in headers:
+        lines += (name, b": ", value, b"\r\n")
+    lines.append(b"\r\n")
+    return b"".join(lines)
 
 
 @lru_cache(maxsize=8)

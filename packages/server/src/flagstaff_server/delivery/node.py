@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flagstaff_server.delivery import snapshot_file, sse
 from flagstaff_server.delivery.admission import Admission, Limits
@@ -30,6 +31,9 @@ from flagstaff_server.delivery.store import (
     check_item,
 )
 from flagstaff_server.services.ports import Change, ChangeFeed, EnvironmentRecord
+
+if TYPE_CHECKING:
+    from flagstaff_server.delivery.client_side import ClientDelivery
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +87,9 @@ class DeliveryNode:
         self.counts: Counter[str] = Counter()
         self.metric_sources: list[Callable[[], list[str]]] = []
         """More `/metrics` lines from parts built on this node (client-side delivery)."""
+        self.client_side: ClientDelivery | None = None
+        """Client-side delivery built on this node, if any (it registers itself), whose streams
+        the connection protocol serves on the connection (`delivery.connection`)."""
         self.position = 0
         """The last feed seq this node has applied."""
         self.head = 0
