@@ -1,8 +1,7 @@
 """The analytics store down while events arrive: ingestion keeps acknowledging into its journal,
 and after recovery every payload is counted exactly once. Over the disk budget it answers 503 with
-Retry-After instead of dropping anything. (This suite runs a scaled-down send: 10 s with the
-store stopped for 5 s of it; the issue's 60 s / 30 s version is the same test with
-INGEST_OUTAGE_SECONDS=30 and INGEST_SEND_SECONDS=60.)"""
+Retry-After instead of dropping anything. The send lasts 60 s with the store stopped for 30 s of
+it, as the issue asks (INGEST_SEND_SECONDS / INGEST_OUTAGE_SECONDS shorten it while iterating)."""
 
 from __future__ import annotations
 
@@ -33,8 +32,8 @@ from integration.scaleout.scaleout_cluster import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
 
-SEND_SECONDS = float(os.environ.get("INGEST_SEND_SECONDS", "10"))
-OUTAGE_SECONDS = float(os.environ.get("INGEST_OUTAGE_SECONDS", "5"))
+SEND_SECONDS = float(os.environ.get("INGEST_SEND_SECONDS", "60"))
+OUTAGE_SECONDS = float(os.environ.get("INGEST_OUTAGE_SECONDS", "30"))
 
 
 def test_store_stopped_mid_send_then_exact_counts_after_recovery(tmp_path: Path) -> None:

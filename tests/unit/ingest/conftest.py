@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from delivery_support import ENVIRONMENT, change, environment
+from endpoint_support import Feed, until
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest.analytics import AnalyticsStore
-from ingest_support import Feed, until
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from flagstaff_server.ingest import IngestNode
-from ingest_support import (
+from endpoint_support import (
     CLIENT_ID,
     MOBILE_KEY,
     Served,
@@ -21,6 +20,7 @@ from ingest_support import (
     summary,
     until,
 )
+from flagstaff_server.ingest import IngestNode
 
 
 @pytest.fixture

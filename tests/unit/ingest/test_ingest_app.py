@@ -14,8 +14,8 @@ import httpx
 import orjson
 import pytest
 from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY
+from endpoint_support import CLIENT_ID, MOBILE_KEY, headers, served, summary, until
 from flagstaff_server.ingest import IngestNode
-from ingest_support import CLIENT_ID, MOBILE_KEY, headers, served, summary, until
 
 
 @pytest.fixture(params=["asgi", "connection"])
