@@ -15,7 +15,7 @@ from flagstaff_core import decode_data, decode_flag
 from flagstaff_server.cli import main
 from flagstaff_server.delivery import DeliveryConfig
 from flagstaff_server.delivery.snapshot import apply_change, build_snapshot
-from flagstaff_server.relay.config import EventsConfig, load_config, parse_config
+from flagstaff_server.relay.config import EventsConfig, RelayConfig, load_config, parse_config
 from flagstaff_server.relay.feed import RelayFeed
 from flagstaff_server.relay.forwarder import EventForwarder
 from flagstaff_server.relay.node import RelayNode
@@ -26,7 +26,7 @@ from flagstaff_server.settings import SettingsError
 BASE = Path("/etc/relay")
 
 
-def _parse(text: str, environ: dict[str, str] | None = None) -> object:
+def _parse(text: str, environ: dict[str, str] | None = None) -> RelayConfig:
     import tomllib
 
     return parse_config(tomllib.loads(text), environ or {}, base=BASE)
@@ -62,10 +62,40 @@ def test_a_config_file_with_environment_overrides() -> None:
     assert config.data_dir == BASE / "relay-data"
 
 
+def test_client_side_admission_limits_from_the_file_and_the_environment() -> None:
+    text = (
+        "[relay]\nupstream=['http://a']\nmax_client_streams=40\n"
+        "client_evaluations_per_second=25\n[environments.p]\nsdk_key='k'\n"
+    )
+    limits = _parse(text).limits
+    assert (limits.max_client_streams, limits.evaluations_per_second) == (40, 25.0)
+    assert limits.evaluation_burst == 50  # two seconds' worth, as `flagstaff serve` sets it
+    overridden = _parse(
+        text,
+        {
+            "FLAGSTAFF_RELAY_MAX_CLIENT_STREAMS": "7",
+            "FLAGSTAFF_RELAY_CLIENT_EVALUATIONS_PER_SECOND": "0.5",
+        },
+    ).limits
+    assert (overridden.max_client_streams, overridden.evaluations_per_second) == (7, 0.5)
+    assert overridden.evaluation_burst == 1
+    defaults = _parse("[relay]\nupstream=['http://a']\n[environments.p]\nsdk_key='k'\n")
+    assert defaults.limits.max_client_streams == 15_000
+
+
 @pytest.mark.parametrize(
     ("text", "named"),
     [
         ("[relay]\nupstream=['http://a']\n", "environments"),
+        (
+            "[relay]\nupstream=['http://a']\nmax_client_streams=0\n[environments.p]\nsdk_key='k'\n",
+            "max_client_streams",
+        ),
+        (
+            "[relay]\nupstream=['http://a']\nclient_evaluations_per_second=0\n"
+            "[environments.p]\nsdk_key='k'\n",
+            "client_evaluations_per_second",
+        ),
         ("[relay]\nupstream=['http://a']\n[environments.p]\nmobile_key='m'\n", "sdk_key"),
         ("[environments.p]\nsdk_key='k'\n", "upstream"),
         ("[relay]\nupstream=['ftp://a']\n[environments.p]\nsdk_key='k'\n", "upstream"),

@@ -159,14 +159,29 @@ def parse_config(
     full_sends = _float(main, "full_sends_per_second", defaults.full_sends_per_second, "relay")
     if full_sends <= 0:
         raise SettingsError(f"relay.full_sends_per_second must be above 0, got {full_sends}")
+    max_client_streams = _int(main, "max_client_streams", defaults.max_client_streams, "relay")
+    if max_client_streams < 1:
+        raise SettingsError(
+            f"relay.max_client_streams must be at least 1, got {max_client_streams}"
+        )
+    evaluations = _float(
+        main, "client_evaluations_per_second", defaults.evaluations_per_second, "relay"
+    )
+    if evaluations <= 0:
+        raise SettingsError(
+            f"relay.client_evaluations_per_second must be above 0, got {evaluations}"
+        )
     limits = Limits(
         max_streams=_int(main, "max_streams", defaults.max_streams, "relay"),
         full_sends_per_second=full_sends,
-        # a burst of two seconds' worth, as `flagstaff serve` does
+        # bursts of two seconds' worth, as `flagstaff serve` does
         full_send_burst=max(1, round(2 * full_sends)),
         max_connection_age_seconds=_float(
             main, "max_connection_age_seconds", defaults.max_connection_age_seconds, "relay"
         ),
+        max_client_streams=max_client_streams,
+        evaluations_per_second=evaluations,
+        evaluation_burst=max(1, round(2 * evaluations)),
     )
     timing = _table(main, "upstream_timing", "relay")
     upstream_timing = {str(k): _number(v, f"relay.upstream_timing.{k}") for k, v in timing.items()}
@@ -235,6 +250,8 @@ _MAIN_ENV = {
     "MAX_STREAMS": "max_streams",
     "FULL_SENDS_PER_SECOND": "full_sends_per_second",
     "MAX_CONNECTION_AGE_SECONDS": "max_connection_age_seconds",
+    "MAX_CLIENT_STREAMS": "max_client_streams",
+    "CLIENT_EVALUATIONS_PER_SECOND": "client_evaluations_per_second",
     "HEARTBEAT_SECONDS": "heartbeat_seconds",
 }
 
