@@ -195,17 +195,11 @@ class AnalyticsStore:
         def work(connection: Connection) -> Committed:
             fresh = self._fresh(connection, records)
             if fresh:
-                connection.execute(
-                    insert(payloads),
-                    [
-                        {
-                            "project": r.project,
-                            "environment": r.environment,
-                            "payload_id": r.payload_id,
-                            "processed_ms": now_ms,
-                        }
-                        for r in fresh
-                    ],
+                self._insert_many(
+                    connection,
+                    payloads,
+                    ("project", "environment", "payload_id", "processed_ms"),
+                    [(r.project, r.environment, r.payload_id, now_ms) for r in fresh],
                 )
                 self._add(connection, tally(fresh), now_ms)
             if node is not None and records:
@@ -257,6 +251,23 @@ class AnalyticsStore:
         if not updated:
             connection.execute(insert(positions).values(node=node, seq=seq))
 
+    def _insert_many(
+        self,
+        connection: Connection,
+        table: Table,
+        columns: Sequence[str],
+        rows: list[tuple[Any, ...]],
+    ) -> None:
+        """Plain inserts of many rows through the driver's `executemany`: the rows of a busy
+        batch (custom events, bodies, payload ids) skip SQLAlchemy's per-row parameter
+        processing."""
+        quote = connection.dialect.identifier_preparer.quote
+        mark = "?" if self.dialect == "sqlite" else "%s"
+        names = ", ".join(quote(column) for column in columns)
+        marks = ", ".join(mark for _ in columns)
+        sql = f"INSERT INTO {quote(table.name)} ({names}) VALUES ({marks})"
+        connection.exec_driver_sql(sql, rows)
+
     def _upsert(self, table: Table, keys: Sequence[str]) -> Any:
         module: Any = postgresql if self.dialect == "postgresql" else sqlite
         return module.insert(table), keys
@@ -303,31 +314,29 @@ class AnalyticsStore:
                 ],
             )
         if batch.customs:
-            connection.execute(
-                insert(customs),
+            self._insert_many(
+                connection,
+                customs,
+                ("project", "environment", "created_ms", "key", "context_key", "metric_value"),
                 [
-                    {
-                        "project": row.project,
-                        "environment": row.environment,
-                        "created_ms": row.created_ms,
-                        "key": row.key,
-                        "context_key": row.context_key,
-                        "metric_value": row.metric_value,
-                    }
+                    (
+                        row.project,
+                        row.environment,
+                        row.created_ms,
+                        row.key,
+                        row.context_key,
+                        row.metric_value,
+                    )
                     for row in batch.customs
                 ],
             )
         if batch.bodies:
-            connection.execute(
-                insert(raw),
+            self._insert_many(
+                connection,
+                raw,
+                ("project", "environment", "first_ms", "last_ms", "body"),
                 [
-                    {
-                        "project": row.project,
-                        "environment": row.environment,
-                        "first_ms": row.first_ms,
-                        "last_ms": row.last_ms,
-                        "body": row.body,
-                    }
+                    (row.project, row.environment, row.first_ms, row.last_ms, row.body)
                     for row in batch.bodies
                 ],
             )
