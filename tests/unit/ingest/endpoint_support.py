@@ -76,7 +76,7 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def served_with_counts(app: IngestApp) -> AsyncIterator[Served]:
+async def served_with_counts(app: IngestApp, *, access_log: bool = False) -> AsyncIterator[Served]:
     paths: list[str] = []
 
     async def asgi(scope: Any, receive: Any, send: Any) -> None:
@@ -90,8 +90,8 @@ async def served_with_counts(app: IngestApp) -> AsyncIterator[Served]:
         http=with_event_posts(HttpToolsProtocol, lambda: app),
         lifespan="off",
         date_header=False,
-        log_level="warning",
-        access_log=False,
+        log_level="info" if access_log else "warning",
+        access_log=access_log,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -162,3 +163,24 @@ async def test_a_failed_write_is_503_with_retry_after_and_the_retry_is_appended(
     assert retried.status_code == 202
     assert node.counts["accepted"] == 1
     assert server.asgi_paths == []
+
+
+async def test_requests_served_on_the_connection_are_access_logged_like_the_others(
+    node: IngestNode, caplog: pytest.LogCaptureFixture
+) -> None:
+    access = logging.getLogger("uvicorn.access")
+    async with (
+        served_with_counts(node.app, access_log=True) as server,
+        httpx.AsyncClient(base_url=server.base_url) as client,
+    ):
+        access.addHandler(caplog.handler)  # after uvicorn configured its loggers (no propagation)
+        try:
+            accepted = await client.post("/bulk?x=1", content=summary(1), headers=headers("l-1"))
+            refused = await client.post("/bulk", content=b"{", headers=headers("l-2"))
+        finally:
+            access.removeHandler(caplog.handler)
+    assert (accepted.status_code, refused.status_code) == (202, 400)
+    assert server.asgi_paths == []
+    lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
+    assert any('"POST /bulk?x=1 HTTP/1.1" 202' in line for line in lines), lines
+    assert any('"POST /bulk HTTP/1.1" 400' in line for line in lines), lines

@@ -24,6 +24,7 @@ from uvicorn.protocols.http.httptools_impl import (
     HttpToolsProtocol,
     RequestResponseCycle,
 )
+from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
 from flagstaff_server.ingest.asgi import Answer, IngestApp, Target, handles, target_of
 from flagstaff_server.ingest.keyring import Found
@@ -130,6 +131,16 @@ class EventPostProtocol(HttpToolsProtocol):
         head.append(b"content-length: %d\r\n\r\n" % len(answer.body))
         head.append(answer.body)
         self.transport.write(b"".join(head))
+        if cycle.access_log:
+            scope = cycle.scope
+            cycle.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                get_client_addr(scope),
+                scope["method"],
+                get_path_with_query_string(scope),
+                scope["http_version"],
+                answer.status,
+            )
         cycle.response_started = True
         cycle.response_complete = True
         cycle.message_event.set()
