@@ -18,8 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/integrati
 
 from relay_support import (
     Keys,
-    Process,
     RelayProcess,
     Upstream,
     admin_client,
@@ -39,6 +37,7 @@ from relay_support import (
     relay_config,
     switch,
 )
+from servers import running
 
 OUTPUT = Path("build/bench/relay.json")
 CHANGE_TIMEOUT = 20.0
@@ -82,19 +81,6 @@ class Client:
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-@contextmanager
-def started(*processes: Process) -> Iterator[None]:
-    try:
-        for process in processes:
-            process.launch()
-        for process in processes:
-            process.wait_started()
-        yield
-    finally:
-        for process in processes:
-            process.stop()
 
 
 async def measure(
@@ -152,15 +138,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="flagstaff-bench-relay-") as scratch, ExitStack():
         root = Path(scratch)
         upstream = Upstream(data_dir=root / "upstream")
-        with started(upstream), admin_client(upstream) as api:
+        with running(upstream), admin_client(upstream) as api:
             keys = create_project(api)
             create_flag(api, "banner")
             relay_a = RelayProcess(data_dir=root / "a", config=relay_config([upstream.url], keys))
-            with started(relay_a):
+            with running(relay_a):
                 relay_b = RelayProcess(
                     data_dir=root / "b", config=relay_config([relay_a.url], keys)
                 )
-                with started(relay_b):
+                with running(relay_b):
                     urls = {
                         "delivery": upstream.url,
                         "relay_a": relay_a.url,

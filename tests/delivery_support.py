@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +20,7 @@ from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.services.ports import Change, ChangeFeed, ChangeKind
+from servers import serve_in_thread
 
 PROJECT = "default"
 ENVIRONMENT = "production"
@@ -156,13 +154,6 @@ class Outbox:
         return seq
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass
 class RunningServer:
     node: DeliveryNode
@@ -194,43 +185,14 @@ def serve(
     """A uvicorn server running a delivery node on a free loopback port, in its own thread."""
     config = config or DeliveryConfig()
     node = (node_factory or DeliveryNode)(feed, config)
-    port = port or free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            node.app,
-            host="127.0.0.1",
-            port=port,
-            lifespan="on",
-            log_level="warning",
-            access_log=False,
-            timeout_graceful_shutdown=1,
-        )
-    )
-    loops: list[asyncio.AbstractEventLoop] = []
-
-    def run() -> None:
-        loop = asyncio.new_event_loop()
-        loops.append(loop)
-        loop.run_until_complete(server.serve())
-        loop.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, what="uvicorn to start")
-    try:
-        yield RunningServer(node=node, port=port, loop=loops[0], server=server)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    """Poll `predicate` until it holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        time.sleep(0.01)
+    with serve_in_thread(
+        node.app,
+        port=port,
+        what="the delivery node",
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    ) as running:
+        yield RunningServer(node=node, port=running.port, loop=running.loop, server=running.server)
 
 
 def memory_backend() -> tuple[InMemoryStore, InProcessChangeFeed, Outbox]:

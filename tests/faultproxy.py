@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-from delivery_support import free_port, wait_until
+from servers import free_port, wait_until
 
 FaultKind = Literal["pass", "latency", "reset", "stall", "close", "status", "blackhole"]
 

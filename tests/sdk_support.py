@@ -15,11 +15,11 @@ from delivery_support import (
     memory_backend,
     segment,
     segment_rule_flag,
-    wait_until,
 )
 from flagstaff_sdk import Config, Context, Timing
 from flagstaff_server.delivery import DeliveryConfig
 from flagstaff_server.services.ports import ChangeFeed
+from servers import wait_until
 
 FAST = Timing(
     initial_retry_delay=0.05,

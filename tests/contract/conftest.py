@@ -4,16 +4,11 @@ key and clean it up; when the service is unreachable they skip locally and fail 
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
-import redis
 from contract_backends import (
-    POSTGRES_ADMIN_URL,
-    REDIS_URL,
     SQL_KINDS,
     STORE_KINDS,
     PostgresServer,
@@ -22,16 +17,12 @@ from contract_backends import (
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
-from prerequisites import missing_prerequisite
+from services import postgres_admin, redis_stream_key
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
-    try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
-        raise  # unreachable: missing_prerequisite skips or fails
+    admin = postgres_admin()
     server = PostgresServer(admin)
     try:
         yield server
@@ -64,16 +55,5 @@ def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture
 def redis_stream() -> Iterator[str]:
     """A stream key no other test uses; deleted afterwards."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        client.close()
-        missing_prerequisite(f"Redis unreachable at {REDIS_URL}: {exc}")
-        raise
-    key = f"flagstaff-test:{secrets.token_hex(6)}:changes"
-    try:
+    with redis_stream_key() as key:
         yield key
-    finally:
-        client.delete(key)
-        client.close()

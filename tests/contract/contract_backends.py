@@ -4,7 +4,6 @@ conftest.py; test modules import from here (conftest module names collide)."""
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,15 +12,10 @@ from typing import Any
 import psycopg
 import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
-
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
-REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
+from services import empty_postgres
 
 
 class PostgresServer:
@@ -47,13 +41,6 @@ class PostgresServer:
     def drop_all(self) -> None:
         for name in self._created:
             self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def empty_postgres(store: SqlStore) -> None:
-    tables = ", ".join(t.name for t in schema.metadata.sorted_tables if t.name != "change_counter")
-    with store.engine.begin() as connection:
-        connection.exec_driver_sql(f"TRUNCATE {tables} CASCADE")
-        connection.exec_driver_sql("UPDATE change_counter SET seq = 0")
 
 
 STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]

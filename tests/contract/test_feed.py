@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 import redis
-from contract_backends import REDIS_URL, open_store
+from contract_backends import open_store
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.services.ports import Change, ChangeFeed, JsonObject, Store
+from services import REDIS_URL
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DEADLINE = 10.0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +18,7 @@ from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.services.ports import Change
 from prerequisites import missing_prerequisite
+from servers import free_port
 
 DEADLINE = 15.0
 
@@ -29,9 +29,7 @@ class PrivateRedis:
     def __init__(self, binary: str, directory: Path) -> None:
         self._binary = binary
         self._directory = directory
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         self._process: subprocess.Popen[bytes] | None = None
 
     @property

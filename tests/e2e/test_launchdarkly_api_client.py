@@ -5,15 +5,8 @@ mistyped field in our shapes fails here."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import launchdarkly_api
 import pytest
 from launchdarkly_api.api.contexts_api import ContextsApi
@@ -30,55 +23,23 @@ from launchdarkly_api.models.patch_with_comment import PatchWithComment
 from launchdarkly_api.models.project_post import ProjectPost
 from launchdarkly_api.models.segment_body import SegmentBody
 from launchdarkly_api.models.variation import Variation
+from servers import ServeProcess, running
 
 ADMIN_TOKEN = "e2e-admin-token"
 SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
 STARTUP_SECONDS = 60.0
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`flagstaff serve` on a free port with a fresh SQLite data directory; yields its base URL."""
-    data_dir = tmp_path_factory.mktemp("flagstaff-e2e")
-    port = free_port()
-    log = (data_dir / "server.log").open("wb")
-    flagstaff = Path(sys.executable).with_name("flagstaff")
-    process = subprocess.Popen(
-        [str(flagstaff), "serve", "--port", str(port), "--data-dir", str(data_dir), "--no-demo"],
-        env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN},
-        stdout=log,
-        stderr=subprocess.STDOUT,
+    process = ServeProcess(
+        data_dir=tmp_path_factory.mktemp("flagstaff-e2e"),
+        admin_token=ADMIN_TOKEN,
+        start_timeout=STARTUP_SECONDS,
     )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"flagstaff serve exited: {(data_dir / 'server.log').read_text()}")
-            try:
-                if httpx.get(f"{url}/status", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("flagstaff serve did not become ready")
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+    with running(process):
+        yield process.url
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -16,11 +15,12 @@ import httpx
 import pytest
 from flagstaff_core import decode_flag
 from ldclient import Context
-from prerequisites import missing_prerequisite
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "integration" / "relay"))
 
+from node_sdk import start_node_sdk, stop_node_sdk
 from relay_support import (
+    CATCH_UP_SECONDS,
     RelayProcess,
     Upstream,
     admin_client,
@@ -28,28 +28,15 @@ from relay_support import (
     create_project,
     delete_flag,
     relay_config,
-    running,
     sdk_client,
     served_flags,
     switch,
-    wait_for,
 )
-from test_node_server_sdk import NODE_DIR, _start, _stop
+from servers import running, wait_until
 
 pytestmark = [pytest.mark.slow]
 
 USER = Context.create("user-1")
-
-
-@pytest.fixture
-def node() -> str:
-    executable = shutil.which("node")
-    if executable is None:
-        missing_prerequisite("node is not installed (the official Node server SDK needs it)")
-    if not (NODE_DIR / "node_modules" / "@launchdarkly" / "node-server-sdk").is_dir():
-        missing_prerequisite("the Node SDK is not installed: run `make node-deps`")
-    assert executable is not None
-    return executable
 
 
 def test_official_sdks_follow_changes_through_two_relays(tmp_path: Path, node: str) -> None:
@@ -67,7 +54,7 @@ def test_official_sdks_follow_changes_through_two_relays(tmp_path: Path, node: s
             )
             with running(inner):
                 streaming = sdk_client(inner.url, keys.sdk_key)
-                node_sdk = _start(node, inner.url, keys.sdk_key, "stream")
+                node_sdk = start_node_sdk(node, inner.url, keys.sdk_key, "stream")
                 try:
                     assert streaming.is_initialized()
                     assert node_sdk.next("ready")["initialized"] is True
@@ -75,10 +62,18 @@ def test_official_sdks_follow_changes_through_two_relays(tmp_path: Path, node: s
                     assert node_sdk.evaluate("banner")["banner"] == "off"
 
                     switch(api, "banner", on=True)
-                    wait_for(lambda: streaming.variation("banner", USER, "x") == "on", what="py")
+                    wait_until(
+                        lambda: streaming.variation("banner", USER, "x") == "on",
+                        timeout=CATCH_UP_SECONDS,
+                        what="py",
+                    )
                     node_sdk.wait_for("banner", "on")
                     delete_flag(api, "doomed")
-                    wait_for(lambda: streaming.variation("doomed", USER, "x") == "x", what="del")
+                    wait_until(
+                        lambda: streaming.variation("doomed", USER, "x") == "x",
+                        timeout=CATCH_UP_SECONDS,
+                        what="del",
+                    )
                     node_sdk.wait_for("doomed", "default")
 
                     polling = sdk_client(inner.url, keys.sdk_key, stream=False)
@@ -90,7 +85,7 @@ def test_official_sdks_follow_changes_through_two_relays(tmp_path: Path, node: s
                         polling.close()
                 finally:
                     streaming.close()
-                    _stop(node_sdk)
+                    stop_node_sdk(node_sdk)
 
                 # every hop serves the flag Flagstaff made (the relay re-encodes what it decoded:
                 # the same flag, with every optional field written out)

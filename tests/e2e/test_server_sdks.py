@@ -4,8 +4,6 @@ expected in FDv1 streaming, FDv1 polling and FDv2, and API edits reach streaming
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,13 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from delivery_support import free_port, wait_until
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from ldclient import Context, datasystem
 from ldclient.client import LDClient
 from ldclient.config import Config
+from servers import serve_in_thread, wait_until
 
 ADMIN = "e2e-admin-token-0123456789"
 USER = Context.create("user-1")
@@ -36,21 +33,12 @@ class Deployment:
 def deployment(tmp_path: Path) -> Iterator[Deployment]:
     settings = Settings(data_dir=tmp_path, admin_token=ADMIN, seed_demo=False)
     app = Flagstaff(settings, announce=lambda line: None)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app.asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, what="server start")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=10) as api:
-            sdk_key = _seed(api)
-            yield Deployment(url=url, api=api, sdk_key=sdk_key)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
+    with (
+        serve_in_thread(app.asgi, what="flagstaff") as server,
+        httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
+    ):
+        sdk_key = _seed(api)
+        yield Deployment(url=server.url, api=api, sdk_key=sdk_key)
 
 
 def _ok(response: httpx.Response) -> Any:

@@ -20,25 +20,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from delivery_support import free_port, wait_until
 from integration.client_delivery.client_server import Deployment, b64, running_server
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
 from prerequisites import missing_prerequisite
+from servers import free_port, wait_until
 
 HERE = Path(__file__).parent
 BUILD = HERE / "build"
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 BUNDLES = {"ld": "LD", "ofrep": "OFREP"}
 """Entry file stem -> global name of its IIFE bundle."""
 CHANGE_DEADLINE_MS = 2_000
@@ -97,22 +87,6 @@ def page_origin(bundles: Path) -> Iterator[str]:
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    # module scope: sync Playwright runs an event loop that must be gone before later modules'
-    # pytest-asyncio tests start theirs
-    if not CHROMIUM.exists():
-        missing_prerequisite("Debian's chromium is not installed: run `make browser-deps`")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

@@ -10,16 +10,6 @@ from typing import Any
 import httpx
 from prerequisites import REPO_ROOT
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 ADMIN_TOKEN = "ui-e2e-admin-token-0123456789"
 EMAIL = "admin@example.com"
 PASSWORD = "correct horse battery staple"

@@ -4,16 +4,8 @@ every answer against LaunchDarkly's models, so a missing or mistyped field fails
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import launchdarkly_api
 import pytest
 from launchdarkly_api.api.access_tokens_api import AccessTokensApi
@@ -25,6 +17,7 @@ from launchdarkly_api.models.access_token_post import AccessTokenPost
 from launchdarkly_api.models.environment_post import EnvironmentPost
 from launchdarkly_api.models.patch_operation import PatchOperation
 from launchdarkly_api.models.project_post import ProjectPost
+from servers import ServeProcess, running
 
 ADMIN_TOKEN = "ld-client-admin-token"
 START_DEADLINE_SECONDS = 60.0
@@ -32,58 +25,19 @@ START_DEADLINE_SECONDS = 60.0
 pytestmark = pytest.mark.slow
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[launchdarkly_api.ApiClient]:
-    data_dir = tmp_path_factory.mktemp("ld-client")
-    port = free_port()
-    log_path = data_dir / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("flagstaff")),
-                "serve",
-                "--port",
-                str(port),
-                "--data-dir",
-                str(data_dir),
-                "--no-demo",
-            ],
-            env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + START_DEADLINE_SECONDS
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"flagstaff serve exited: {log_path.read_text()}")
-                try:
-                    if httpx.get(f"{base}/status", timeout=1.0).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail("flagstaff serve did not become ready")
-                time.sleep(0.1)
-            configuration = launchdarkly_api.Configuration(host=base)
-            configuration.api_key["ApiKey"] = ADMIN_TOKEN
-            with launchdarkly_api.ApiClient(configuration) as api:
-                yield api
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    server = ServeProcess(
+        data_dir=tmp_path_factory.mktemp("ld-client"),
+        name="server",
+        admin_token=ADMIN_TOKEN,
+        start_timeout=START_DEADLINE_SECONDS,
+    )
+    with running(server):
+        configuration = launchdarkly_api.Configuration(host=server.url)
+        configuration.api_key["ApiKey"] = ADMIN_TOKEN
+        with launchdarkly_api.ApiClient(configuration) as api:
+            yield api
 
 
 def test_projects_and_environments_round_trip(client: launchdarkly_api.ApiClient) -> None:

@@ -5,28 +5,20 @@ served by the other node, which never shares memory with it."""
 from __future__ import annotations
 
 import asyncio
-import os
-import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
-import redis
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from platform_api import ADMIN, ADMIN_TOKEN, create_project
-from prerequisites import missing_prerequisite
+from services import REDIS_URL, postgres_database, redis_stream_key
 
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
-REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
 PROPAGATION_DEADLINE_SECONDS = 20.0
 
 pytestmark = pytest.mark.service
@@ -35,37 +27,15 @@ pytestmark = pytest.mark.service
 @pytest.fixture
 def database_url() -> Iterator[str]:
     """A throwaway PostgreSQL database, dropped afterwards."""
-    try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
-        raise
-    name = f"flagstaff_scale_{secrets.token_hex(6)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    info = admin.info
-    try:
-        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    with postgres_database("flagstaff_scale") as url:
+        yield url
 
 
 @pytest.fixture
 def stream() -> Iterator[str]:
     """A Redis stream key no other test uses, deleted afterwards."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        client.close()
-        missing_prerequisite(f"Redis unreachable at {REDIS_URL}: {exc}")
-        raise
-    key = f"flagstaff-test:{secrets.token_hex(6)}:changes"
-    try:
+    with redis_stream_key() as key:
         yield key
-    finally:
-        client.delete(key)
-        client.close()
 
 
 def node(role: str, data_dir: Path, database_url: str, stream: str) -> Flagstaff:

@@ -5,40 +5,15 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from servers import flagstaff_command, free_port, wait_for_status
 
-FLAGSTAFF = Path(sys.executable).with_name("flagstaff")
 START_DEADLINE_SECONDS = 60.0
 STOP_DEADLINE_SECONDS = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_until_ready(process: subprocess.Popen[str], url: str) -> httpx.Response:
-    deadline = time.monotonic() + START_DEADLINE_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"flagstaff serve exited early with {process.returncode}")
-        try:
-            response = httpx.get(url, timeout=2.0)
-            if response.status_code == 200:
-                return response
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"{url} was not ready within {START_DEADLINE_SECONDS}s")
 
 
 @pytest.mark.slow
@@ -47,14 +22,15 @@ def test_serve_starts_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> No
     base = f"http://127.0.0.1:{port}"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
     process = subprocess.Popen(
-        [str(FLAGSTAFF), "serve", "--port", str(port), "--data-dir", str(tmp_path / "data")],
+        [*flagstaff_command(), "serve", "--port", str(port), "--data-dir", str(tmp_path / "data")],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env=environ,
     )
     try:
-        status = wait_until_ready(process, f"{base}/status").json()
+        wait_for_status(base, process, timeout=START_DEADLINE_SECONDS)
+        status = httpx.get(f"{base}/status").json()
         assert status["ready"] is True
         assert status["parts"]["store"]["backend"] == "sqlite"
         secret = (tmp_path / "data" / "admin-token").read_text().strip()
@@ -92,7 +68,7 @@ def test_serve_starts_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> No
 def test_serve_that_cannot_start_says_why_and_exits_1(tmp_path: Path) -> None:
     result = subprocess.run(
         [
-            str(FLAGSTAFF),
+            *flagstaff_command(),
             "serve",
             "--port",
             str(free_port()),

@@ -7,10 +7,8 @@ Shared by tests/integration/client_delivery and tests/e2e/browser.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
-from delivery_support import free_port, wait_until
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
+from servers import serve_in_thread
 
 ADMIN = "client-delivery-admin-token-0123"
 PROJECT = "web"
@@ -145,33 +142,21 @@ def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
     """`overrides` are Settings fields (e.g. admission limits)."""
     settings = Settings(data_dir=data_dir, admin_token=ADMIN, seed_demo=False, **overrides)
     flagstaff = Flagstaff(settings, announce=lambda line: None)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
+    with (
+        serve_in_thread(
             flagstaff.asgi,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            lifespan="on",
+            what="flagstaff",
             # open client streams would otherwise hold the shutdown until their clients leave
             timeout_graceful_shutdown=1,
+        ) as server,
+        httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
+    ):
+        environment = seed(api)
+        yield Deployment(
+            url=server.url,
+            api=api,
+            flagstaff=flagstaff,
+            sdk_key=environment["apiKey"],
+            mobile_key=environment["mobileKey"],
+            client_side_id=environment["_id"],
         )
-    )
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, what="server start")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=10) as api:
-            environment = seed(api)
-            yield Deployment(
-                url=url,
-                api=api,
-                flagstaff=flagstaff,
-                sdk_key=environment["apiKey"],
-                mobile_key=environment["mobileKey"],
-                client_side_id=environment["_id"],
-            )
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)

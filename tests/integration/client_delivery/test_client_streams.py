@@ -12,7 +12,7 @@ import httpx
 import pytest
 from client_server import ENV_PATH, PROJECT, Deployment, b64, next_event, ok, running_server
 from client_server import sse_events as events_of
-from delivery_support import wait_until
+from servers import wait_until
 
 USER = {"kind": "user", "key": "user-1"}
 

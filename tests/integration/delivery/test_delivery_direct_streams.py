@@ -4,15 +4,12 @@ slow-client eviction, shutdown, and fallback to the ASGI app for everything else
 
 from __future__ import annotations
 
-import asyncio
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
-import uvicorn
 from delivery_support import (
     ENVIRONMENT,
     SDK_KEY,
@@ -20,14 +17,13 @@ from delivery_support import (
     RunningServer,
     environment,
     flag,
-    free_port,
     memory_backend,
     read_events,
-    wait_until,
 )
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode, Limits
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.delivery.fanout import DirectStream
+from servers import serve_in_thread, wait_until
 
 AUTH = {"Authorization": SDK_KEY}
 
@@ -36,36 +32,17 @@ AUTH = {"Authorization": SDK_KEY}
 def serve_direct(feed: Any, config: DeliveryConfig | None = None) -> Iterator[RunningServer]:
     """A uvicorn server whose HTTP protocol serves this node's streams directly."""
     node = DeliveryNode(feed, config or DeliveryConfig())
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            node.app,
-            host="127.0.0.1",
-            port=port,
-            http=protocol_for(lambda: node),
-            lifespan="on",
-            log_level="warning",
-            timeout_graceful_shutdown=1,
+    with serve_in_thread(
+        node.app,
+        what="the delivery node",
+        http=protocol_for(lambda: node),
+        timeout_graceful_shutdown=1,
+    ) as started:
+        running = RunningServer(
+            node=node, port=started.port, loop=started.loop, server=started.server
         )
-    )
-    loops: list[asyncio.AbstractEventLoop] = []
-
-    def run() -> None:
-        loop = asyncio.new_event_loop()
-        loops.append(loop)
-        loop.run_until_complete(server.serve())
-        loop.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, what="uvicorn to start")
-    running = RunningServer(node=node, port=port, loop=loops[0], server=server)
-    wait_until(lambda: running.call(lambda: node.current), what="node current")
-    try:
+        wait_until(lambda: running.call(lambda: node.current), what="node current")
         yield running
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
 
 
 def _seeded() -> tuple[Any, Outbox]:

@@ -20,11 +20,11 @@ from delivery_support import (
     segment,
     segment_rule_flag,
     serve,
-    wait_until,
 )
 from ldclient import Context, datasystem
 from ldclient.client import LDClient
 from ldclient.config import Config
+from servers import wait_until
 
 USER = Context.create("user-1")
 

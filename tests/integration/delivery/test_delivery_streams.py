@@ -24,12 +24,12 @@ from delivery_support import (
     read_events,
     segment,
     serve,
-    wait_until,
 )
 from flagstaff_server.delivery import DeliveryConfig, Limits
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
+from servers import wait_until
 
 AUTH = {"Authorization": SDK_KEY}
 

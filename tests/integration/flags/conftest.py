@@ -4,49 +4,31 @@ PostgreSQL in a throwaway database emptied before each test), with an admin toke
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 from flag_api import ADMIN_TOKEN, PROJECT
 from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
-from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Store
-from prerequisites import missing_prerequisite
+from services import empty_postgres, postgres_database
 
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
 STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A fresh database for this session, dropped afterwards."""
-    try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
-        raise
-    name = f"flagstaff_flags_{secrets.token_hex(6)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    info = admin.info
-    try:
-        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    with postgres_database("flagstaff_flags") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -56,21 +38,13 @@ def postgres_store(postgres_url: str) -> Iterator[SqlStore]:
     store.close()
 
 
-def emptied(store: SqlStore) -> SqlStore:
-    tables = ", ".join(t.name for t in schema.metadata.sorted_tables if t.name != "change_counter")
-    with store.engine.begin() as connection:
-        connection.exec_driver_sql(f"TRUNCATE {tables} CASCADE")
-        connection.exec_driver_sql("UPDATE change_counter SET seq = 0")
-    return store
-
-
 @pytest.fixture(params=STORE_KINDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "memory":
         yield InMemoryStore()
         return
     if request.param == "postgresql":
-        yield emptied(request.getfixturevalue("postgres_store"))
+        yield empty_postgres(request.getfixturevalue("postgres_store"))
         return
     sql = SqlStore(sqlite_url(tmp_path / "flagstaff.db"))
     yield sql

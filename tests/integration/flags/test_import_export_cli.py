@@ -5,16 +5,12 @@ file, an unknown environment and an unreachable server."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from flag_api import ADMIN_TOKEN, PROJECT
 from flagstaff_core import decode_data, encode_data
 from flagstaff_server.adapters.clock import system_clock
@@ -23,6 +19,7 @@ from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.cli import main
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.services.plane import ControlPlane
+from servers import free_port, serve_in_thread
 
 DATA = {
     "flags": {
@@ -56,13 +53,6 @@ DATA = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def server_url() -> Iterator[str]:
     store = InMemoryStore()
@@ -73,29 +63,16 @@ def server_url() -> Iterator[str]:
         key_grace=timedelta(hours=1),
         admin_token=ADMIN_TOKEN,
     )
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            build_api(plane, version="test"), host="127.0.0.1", port=port, log_level="warning"
+    with serve_in_thread(
+        build_api(plane, version="test"), what="the management API", stop_timeout=10
+    ) as server:
+        response = httpx.post(
+            f"{server.url}/api/v2/projects",
+            json={"key": PROJECT, "name": "P"},
+            headers={"Authorization": ADMIN_TOKEN},
         )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive(), "uvicorn stopped"
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    url = f"http://127.0.0.1:{port}"
-    response = httpx.post(
-        f"{url}/api/v2/projects",
-        json={"key": PROJECT, "name": "P"},
-        headers={"Authorization": ADMIN_TOKEN},
-    )
-    assert response.status_code == 201, response.text
-    yield url
-    server.should_exit = True
-    thread.join(timeout=10)
+        assert response.status_code == 201, response.text
+        yield server.url
 
 
 def run(*argv: str) -> int:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from ldclient import Context
 from relay_support import (
+    CATCH_UP_SECONDS,
     EventSink,
     Keys,
     RelayProcess,
@@ -19,10 +20,9 @@ from relay_support import (
     admin_client,
     create_project,
     relay_config,
-    running,
     sdk_client,
-    wait_for,
 )
+from servers import running, wait_until
 
 pytestmark = [pytest.mark.slow]
 
@@ -102,7 +102,11 @@ def test_events_sent_while_upstream_is_down_arrive_exactly_once(tmp_path: Path) 
         try:
             sdk.track("purchase", Context.create("buyer"))
             sdk.flush()
-            wait_for(lambda: relay.status()["events"]["spooled"] == 7, what="the SDK's payload")
+            wait_until(
+                lambda: relay.status()["events"]["spooled"] == 7,
+                timeout=CATCH_UP_SECONDS,
+                what="the SDK's payload",
+            )
         finally:
             sdk.close()
         status = relay.status()["events"]
@@ -114,7 +118,11 @@ def test_events_sent_while_upstream_is_down_arrive_exactly_once(tmp_path: Path) 
         assert relay.status()["events"]["spooled"] == 7
         sink.start()
         try:
-            wait_for(lambda: relay.status()["events"]["spooled"] == 0, what="forwarding")
+            wait_until(
+                lambda: relay.status()["events"]["spooled"] == 0,
+                timeout=CATCH_UP_SECONDS,
+                what="forwarding",
+            )
             processed = sink.processed
             assert set(processed) >= {*sent, "payload-mobile", "payload-browser"}
             assert len(processed) == 6  # five given ids plus the SDK's own payload
@@ -151,8 +159,9 @@ def test_events_reach_flagstaffs_ingestion_once_after_it_returns(tmp_path: Path)
             keys = create_project(api)
         relay = RelayProcess(data_dir=tmp_path / "relay", config=relay_config([upstream.url], keys))
         with running(relay):
-            wait_for(
+            wait_until(
                 lambda: relay.status()["environments"]["production"]["serving"],
+                timeout=CATCH_UP_SECONDS,
                 what="the relay's first data",
             )
             upstream.kill()
@@ -170,10 +179,15 @@ def test_events_reach_flagstaffs_ingestion_once_after_it_returns(tmp_path: Path)
             assert relay.status()["events"]["spooled"] == 4
 
             upstream.start()
-            wait_for(lambda: relay.status()["events"]["spooled"] == 0, what="forwarding")
+            wait_until(
+                lambda: relay.status()["events"]["spooled"] == 0,
+                timeout=CATCH_UP_SECONDS,
+                what="forwarding",
+            )
             ingest = upstream.status()["parts"]["ingest"]
             assert (ingest["accepted"], ingest["duplicates"]) == (3, 1)
-            wait_for(
+            wait_until(
                 lambda: upstream.status()["parts"]["ingest"].get("processed") == 3,
+                timeout=CATCH_UP_SECONDS,
                 what="processing",
             )

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from ldclient import Context
 from relay_support import (
+    CATCH_UP_SECONDS,
     RelayProcess,
     Upstream,
     admin_client,
@@ -18,11 +19,10 @@ from relay_support import (
     create_project,
     is_on,
     relay_config,
-    running,
     sdk_client,
     switch,
-    wait_for,
 )
+from servers import running, wait_until
 
 pytestmark = [pytest.mark.slow]
 
@@ -46,11 +46,19 @@ def test_relay_outlives_its_upstream_restarts_from_its_store_and_resumes(tmp_pat
                 assert sdk.is_initialized()
                 assert sdk.variation("banner", USER, "x") == "off"
                 switch(api, "banner", on=True)
-                wait_for(lambda: sdk.variation("banner", USER, "x") == "on", what="the change")
-                wait_for(lambda: _state(relay) == "VALID", what="VALID")
+                wait_until(
+                    lambda: sdk.variation("banner", USER, "x") == "on",
+                    timeout=CATCH_UP_SECONDS,
+                    what="the change",
+                )
+                wait_until(lambda: _state(relay) == "VALID", timeout=CATCH_UP_SECONDS, what="VALID")
 
                 upstream.kill()
-                wait_for(lambda: _state(relay) == "INTERRUPTED", what="INTERRUPTED")
+                wait_until(
+                    lambda: _state(relay) == "INTERRUPTED",
+                    timeout=CATCH_UP_SECONDS,
+                    what="INTERRUPTED",
+                )
                 # still serving: the connected SDK, a new streaming SDK and a poll
                 assert sdk.variation("banner", USER, "x") == "on"
                 late = sdk_client(relay.url, keys.sdk_key)
@@ -65,7 +73,7 @@ def test_relay_outlives_its_upstream_restarts_from_its_store_and_resumes(tmp_pat
 
         # restarted with the upstream still down: the first answer already has the data
         relay.launch()
-        wait_for(lambda: _answers_at_all(relay), timeout=90, what="the relay's port")
+        wait_until(lambda: _answers_at_all(relay), timeout=90, what="the relay's port")
         first = httpx.get(
             f"{relay.url}/sdk/latest-all", headers={"Authorization": keys.sdk_key}, timeout=10
         )
@@ -82,10 +90,18 @@ def test_relay_outlives_its_upstream_restarts_from_its_store_and_resumes(tmp_pat
                 assert cold.variation("banner", USER, "x") == "on"
 
                 upstream.start()  # same port, same database
-                wait_for(lambda: _state(relay) == "VALID", timeout=60, what="reconnection")
+                wait_until(lambda: _state(relay) == "VALID", timeout=60, what="reconnection")
                 switch(api, "banner", on=False)
-                wait_for(lambda: not is_on(relay.url, keys.sdk_key, "banner"), what="resume")
-                wait_for(lambda: cold.variation("banner", USER, "x") == "off", what="SDK update")
+                wait_until(
+                    lambda: not is_on(relay.url, keys.sdk_key, "banner"),
+                    timeout=CATCH_UP_SECONDS,
+                    what="resume",
+                )
+                wait_until(
+                    lambda: cold.variation("banner", USER, "x") == "off",
+                    timeout=CATCH_UP_SECONDS,
+                    what="SDK update",
+                )
             finally:
                 cold.close()
         finally:

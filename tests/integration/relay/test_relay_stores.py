@@ -6,7 +6,6 @@ file and picks up a replacement."""
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +19,8 @@ from ldclient.client import LDClient
 from ldclient.config import Config
 from ldclient.feature_store import CacheConfig
 from ldclient.integrations import Redis
-from prerequisites import missing_prerequisite
 from relay_support import (
+    CATCH_UP_SECONDS,
     Keys,
     RelayProcess,
     Upstream,
@@ -30,27 +29,22 @@ from relay_support import (
     create_project,
     is_on,
     relay_config,
-    running,
     sdk_client,
     served_flags,
     switch,
-    wait_for,
 )
+from servers import running, wait_until
+from services import REDIS_URL, redis_client
 
 pytestmark = [pytest.mark.slow]
 
-REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
 USER = Context.create("user-1")
 
 
 @pytest.fixture
 def redis_prefix() -> Iterator[str]:
     """A prefix of this test's own on the shared Redis; its keys are deleted afterwards."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        missing_prerequisite(f"Redis unreachable at {REDIS_URL}: {exc}")
+    client = redis_client()
     prefix = f"flagstaff-relay-test-{secrets.token_hex(6)}"
     try:
         yield prefix
@@ -74,7 +68,11 @@ def test_daemon_mode_sdk_reads_the_relays_redis_and_a_deleted_prefix_is_repopula
         )
         client = redis.Redis.from_url(REDIS_URL)
         with running(relay):
-            wait_for(lambda: client.exists(f"{redis_prefix}:$inited") == 1, what="$inited")
+            wait_until(
+                lambda: client.exists(f"{redis_prefix}:$inited") == 1,
+                timeout=CATCH_UP_SECONDS,
+                what="$inited",
+            )
             store = Redis.new_feature_store(
                 url=REDIS_URL, prefix=redis_prefix, caching=CacheConfig.disabled()
             )
@@ -90,17 +88,22 @@ def test_daemon_mode_sdk_reads_the_relays_redis_and_a_deleted_prefix_is_repopula
                 assert daemon.is_initialized()
                 assert daemon.variation("banner", USER, "x") == "off"
                 switch(api, "banner", on=True)
-                wait_for(lambda: daemon.variation("banner", USER, "x") == "on", what="the change")
+                wait_until(
+                    lambda: daemon.variation("banner", USER, "x") == "on",
+                    timeout=CATCH_UP_SECONDS,
+                    what="the change",
+                )
                 stored = json.loads(client.hget(f"{redis_prefix}:features", "banner") or b"{}")
                 assert stored["on"] is True
                 assert stored == served_flags(relay.url, keys.sdk_key)["banner"]
 
                 client.delete(*client.scan_iter(f"{redis_prefix}:*"))
-                wait_for(
+                wait_until(
                     lambda: (
                         client.exists(f"{redis_prefix}:$inited")
                         and client.hexists(f"{redis_prefix}:features", "banner")
                     ),
+                    timeout=CATCH_UP_SECONDS,
                     what="repopulation",
                 )
                 fresh = LDClient(config=config, start_wait=10)
@@ -150,7 +153,11 @@ offline_file = "{data}"
                 json.dumps({"flags": {"banner": flag("banner", 3, on=True)}, "segments": {}})
             )
             replacement.replace(data)
-            wait_for(lambda: sdk.variation("banner", USER, None) is True, what="the new file")
+            wait_until(
+                lambda: sdk.variation("banner", USER, None) is True,
+                timeout=CATCH_UP_SECONDS,
+                what="the new file",
+            )
             served = served_flags(relay.url, keys.sdk_key)["banner"]
             assert served["version"] == 4
             status = relay.status()["environments"]["production"]
@@ -158,11 +165,12 @@ offline_file = "{data}"
             assert status["connectionStatus"]["state"] == "VALID"
 
             data.write_text("{not json")
-            wait_for(
+            wait_until(
                 lambda: (
                     relay.status()["environments"]["production"]["connectionStatus"]["state"]
                     == "INTERRUPTED"
                 ),
+                timeout=CATCH_UP_SECONDS,
                 what="the broken file to be reported",
             )
             error = relay.status()["environments"]["production"]["connectionStatus"]["lastError"]

@@ -7,161 +7,49 @@ Shared by the tests in this directory; asserts nothing about Flagstaff itself.
 
 from __future__ import annotations
 
-import asyncio
 import glob
 import os
 import pwd
 import random
-import secrets
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
-import psycopg
 import redis
-import uvicorn
-from delivery_support import free_port
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from ldclient.client import LDClient
 from ldclient.config import Config
 from prerequisites import missing_prerequisite
+from servers import ServeProcess, free_port, serve_in_thread, wait_until
+from servers import running as running
+from services import REDIS_URL, redis_client
+from services import postgres_database as postgres_database
 
 ADMIN = "scaleout-admin-token-0123456789"
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
-REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
 # The stream key every `flagstaff serve` uses; each test gets a Redis database of its own instead.
 STREAM_KEY = "flagstaff:changes"
-START_TIMEOUT = 90.0
-"""A cold `flagstaff serve` start on a busy two-core machine takes several seconds."""
+SETTLE_SECONDS = 20.0
+"""How long a test waits for a change to reach the nodes and the SDKs."""
+
+# tests/integration/ingest imports `postgres_database`, `running` and `wait_for` from here (the
+# last always with a timeout)
+wait_for = wait_until
 
 
-def wait_for(predicate: Callable[[], bool], *, timeout: float = 20.0, what: str) -> None:
-    """Poll `predicate` until it holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
+@dataclass(kw_only=True)
+class ServerProcess(ServeProcess):
+    """One `flagstaff serve` process with the scale-out admin token; its output goes to
+    `<data_dir>/server.log`."""
 
-
-def flagstaff_command() -> list[str]:
-    script = Path(sys.executable).with_name("flagstaff")
-    if script.exists():
-        return [str(script)]
-    return [
-        sys.executable,
-        "-c",
-        "import sys; from flagstaff_server.cli import main; sys.exit(main())",
-    ]
-
-
-@dataclass
-class ServerProcess:
-    """One `flagstaff serve` process, started by `running`; `/status` answers 200 once up."""
-
-    args: list[str]
-    data_dir: Path
-    env: dict[str, str] = field(default_factory=dict)
-    port: int = field(default_factory=free_port)
-    process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir / "server.log"
-
-    def launch(self) -> None:
-        """Start the process without waiting for it (see `running`)."""
-        command = [
-            *flagstaff_command(),
-            "serve",
-            "--port",
-            str(self.port),
-            "--data-dir",
-            str(self.data_dir),
-            "--no-demo",
-            "--shutdown-seconds",
-            "1",
-            *self.args,
-        ]
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN, **self.env},
-            )
-
-    def wait_started(self) -> None:
-        try:
-            wait_for(self.answers, timeout=START_TIMEOUT, what=f"{self.args} to start")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; log: {self.log()}") from None
-
-    def answers(self) -> bool:
-        assert self.process is not None
-        if self.process.poll() is not None:
-            raise AssertionError(f"flagstaff serve exited: {self.log()}")
-        try:
-            return httpx.get(f"{self.url}/status", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    def status(self) -> dict[str, Any]:
-        body: dict[str, Any] = httpx.get(f"{self.url}/status", timeout=5).json()
-        return body
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-    def rss(self) -> int:
-        assert self.process is not None
-        return int(psutil.Process(self.process.pid).memory_info().rss)
-
-    def log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-3000:]
-        except OSError:
-            return "(no log)"
-
-
-@contextmanager
-def running(*servers: ServerProcess) -> Iterator[None]:
-    """The servers, started side by side (a cold start takes seconds), stopped at the end."""
-    try:
-        for server in servers:
-            server.launch()
-        for server in servers:
-            server.wait_started()
-        yield
-    finally:
-        for server in servers:
-            server.stop()
+    name: str = "server"
+    admin_token: str | None = ADMIN
 
 
 @contextmanager
@@ -169,19 +57,15 @@ def in_process(settings: Settings) -> Iterator[str]:
     """The whole server in this process (uvicorn in a thread): no cold start of its own, for
     tests that need no process boundary. Yields its URL."""
     app = Flagstaff(settings, announce=lambda line: None)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app.asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
-    thread.start()
+    started = False
     try:
-        wait_for(lambda: server.started or not thread.is_alive(), what="the server to start")
-        assert server.started, app.asgi.startup_error
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+        with serve_in_thread(app.asgi, what="flagstaff", stop_timeout=20) as server:
+            started = True
+            yield server.url
+    except AssertionError as exc:
+        if started:
+            raise  # the test's own failure
+        raise AssertionError(f"{exc}: {app.asgi.startup_error}") from None
 
 
 # PostgreSQL -------------------------------------------------------------------------------------
@@ -288,24 +172,6 @@ def private_postgres() -> Iterator[PrivatePostgres]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@contextmanager
-def postgres_database() -> Iterator[str]:
-    """A throwaway database on the machine's shared PostgreSQL server, dropped afterwards."""
-    try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        missing_prerequisite(f"PostgreSQL unreachable at {POSTGRES_ADMIN_URL}: {exc}")
-        raise
-    name = f"flagstaff_scaleout_{secrets.token_hex(6)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    info = admin.info
-    try:
-        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-
 # Redis ------------------------------------------------------------------------------------------
 
 
@@ -315,11 +181,7 @@ def redis_database() -> Iterator[str]:
     stream is deleted afterwards. Every `flagstaff serve` uses the same stream key, so separate
     databases keep the tests' sequence numbers apart."""
     base = REDIS_URL.rsplit("/", 1)[0]
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
-    except redis.RedisError as exc:
-        missing_prerequisite(f"Redis unreachable at {REDIS_URL}: {exc}")
-        raise
+    redis_client().close()
     # databases 1-10: bench/delivery takes 11 without claiming it
     for number in random.sample(range(1, 11), 10):
         url = f"{base}/{number}"

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from delivery_support import free_port
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.settings import Settings, SettingsError
+from servers import free_port
 
 
 async def test_delivery_knobs_from_the_environment_reach_the_node(tmp_path: Path) -> None:

@@ -25,10 +25,10 @@ from scaleout_cluster import (
     create_flag,
     create_project,
     ok,
-    running,
     switch_off,
     switch_on,
 )
+from servers import running
 
 pytestmark = pytest.mark.slow
 
@@ -177,7 +177,7 @@ async def test_a_storm_of_1000_dropped_streams_keeps_the_node_up_bounded_and_cur
 ) -> None:
     raise_file_limit()
     limits = {"FLAGSTAFF_FULL_SENDS_PER_SECOND": str(FULL_SENDS_PER_SECOND)}
-    server = ServerProcess([], tmp_path / "server", env=limits)
+    server = ServerProcess(data_dir=tmp_path / "server", env=limits)
     with running(server), admin_client(server.url) as api:
         sdk_key = await asyncio.to_thread(create_project, api)
         await asyncio.to_thread(create_flag, api, "a")

@@ -14,6 +14,7 @@ from flagstaff_server.settings import Settings
 from ldclient import Context
 from scaleout_cluster import (
     ADMIN,
+    SETTLE_SECONDS,
     ServerProcess,
     admin_client,
     create_flag,
@@ -23,11 +24,10 @@ from scaleout_cluster import (
     postgres_database,
     private_postgres,
     redis_database,
-    running,
     sdk_client,
     switch_on,
-    wait_for,
 )
+from servers import running, wait_until
 
 pytestmark = [pytest.mark.service, pytest.mark.slow]
 
@@ -55,7 +55,11 @@ def test_the_all_in_one_server_delivers_on_postgresql_and_the_redis_feed(tmp_pat
                 assert sdk.is_initialized()
                 assert sdk.variation("banner", USER, "x") == "off"
                 switch_on(client, "banner")
-                wait_for(lambda: sdk.variation("banner", USER, "x") == "on", what="targeting")
+                wait_until(
+                    lambda: sdk.variation("banner", USER, "x") == "on",
+                    timeout=SETTLE_SECONDS,
+                    what="targeting",
+                )
             finally:
                 sdk.close()
             parts = httpx.get(f"{url}/status", timeout=10).json()["parts"]
@@ -80,8 +84,10 @@ def test_api_and_delivery_processes_share_postgresql_and_redis_and_delivery_outl
 ) -> None:
     with private_postgres() as postgres, redis_database() as feed:
         shared = ["--database", postgres.url, "--redis", feed]
-        api = ServerProcess(["--role", "api", *shared], tmp_path / "api")
-        delivery = ServerProcess(["--role", "delivery", *shared], tmp_path / "delivery")
+        api = ServerProcess(args=["--role", "api", *shared], data_dir=tmp_path / "api")
+        delivery = ServerProcess(
+            args=["--role", "delivery", *shared], data_dir=tmp_path / "delivery"
+        )
         with running(api, delivery):
             assert httpx.get(f"{delivery.url}/api/v2/projects").status_code == 404
             assert "api" not in delivery.status()["parts"]
@@ -91,9 +97,17 @@ def test_api_and_delivery_processes_share_postgresql_and_redis_and_delivery_outl
                 assert streaming.is_initialized()
                 # made through the API process, carried by the feed, streamed by delivery
                 create_flag(client, "banner")
-                wait_for(lambda: streaming.variation("banner", USER, "x") == "off", what="flag")
+                wait_until(
+                    lambda: streaming.variation("banner", USER, "x") == "off",
+                    timeout=SETTLE_SECONDS,
+                    what="flag",
+                )
                 switch_on(client, "banner")
-                wait_for(lambda: streaming.variation("banner", USER, "x") == "on", what="change")
+                wait_until(
+                    lambda: streaming.variation("banner", USER, "x") == "on",
+                    timeout=SETTLE_SECONDS,
+                    what="change",
+                )
             try:
                 # the API process is gone: streams and polls go on
                 api.stop()
@@ -111,7 +125,7 @@ def test_api_and_delivery_processes_share_postgresql_and_redis_and_delivery_outl
         # restarted while the database is still down, and with the feed unreachable too, so
         # whatever it serves can only come from its disk snapshot: served at once
         offline = ["--role", "delivery", "--database", postgres.url, "--redis", dead_redis_url()]
-        restarted = ServerProcess(offline, tmp_path / "delivery")
+        restarted = ServerProcess(args=offline, data_dir=tmp_path / "delivery")
         with running(restarted):
             assert _flags(restarted.url, sdk_key) == before
             _serves_streams_and_polls(restarted.url, sdk_key)

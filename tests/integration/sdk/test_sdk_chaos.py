@@ -11,11 +11,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from delivery_support import serve, wait_until
+from delivery_support import serve
 from faultproxy import POLL_PATHS, STREAM_PATHS, Fault, FaultProxy
 from flagstaff_sdk import Client, Config, DataSourceState, Endpoint, ErrorKind
 from flagstaff_server.services.ports import ChangeFeed
 from sdk_support import FAST, SERVER, USER, current, sdk_config, seeded, set_flag_value
+from servers import wait_until
 
 
 @contextmanager

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from delivery_support import flag, segment, serve, wait_until
+from delivery_support import flag, segment, serve
 from flagstaff_sdk import (
     AsyncClient,
     Client,
@@ -19,6 +19,7 @@ from flagstaff_sdk import (
 )
 from sdk_support import SERVER, USER, current, seeded
 from sdk_support import sdk_config as config
+from servers import wait_until
 
 
 @pytest.mark.parametrize(

@@ -4,24 +4,19 @@ once: the client's public API over real loopback HTTP."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flagstaff_sdk import Client, Config, Context, TestData, Timing
 from flagstaff_sdk.events import EventOptions, sink_factory
+from servers import wait_until
 from sink_server import EventSinkServer, Mode
 
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+SETTLE_SECONDS = 20.0
+"""How long retries and the spool get to fail, then to deliver everything."""
 
 
 @pytest.fixture
@@ -94,6 +89,7 @@ def _outage(harness: Harness, sink: EventSinkServer, mode: Mode, tag: str) -> No
     harness.burst(tag, 40)
     wait_until(
         lambda: harness.events.stats().failed_attempts >= failed_before + 3,
+        timeout=SETTLE_SECONDS,
         what=f"delivery failing while the sink is {mode}",
     )
     harness.burst(f"{tag}-more", 40)
@@ -120,6 +116,7 @@ def test_every_event_and_evaluation_arrives_exactly_once_across_outages(
                 harness.events.stats().spooled_payloads == 0
                 and _received(sink)[0].total() == len(harness.customs)
             ),
+            timeout=SETTLE_SECONDS,
             what="everything delivered after the sink came back",
         )
     finally:

@@ -13,14 +13,14 @@ from flagstaff_sdk import Client, Config, Context, Endpoint, Timing
 from flagstaff_sdk.events import EventOptions, sink_factory
 from integration.ingest.ingest_support import evaluation_totals, metric_events
 from integration.scaleout.scaleout_cluster import (
+    SETTLE_SECONDS,
     ServerProcess,
     admin_client,
     create_flag,
     create_project,
-    running,
     switch_on,
-    wait_for,
 )
+from servers import running, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -109,7 +109,7 @@ def test_sdk_events_arrive_exactly_once_at_ingestion_across_an_outage(tmp_path: 
                 workload = Workload(client)
 
                 workload.run(evaluations=40, customs=10)
-                wait_for(
+                wait_until(
                     lambda: counted(api, workload), timeout=20, what="events before the outage"
                 )
 
@@ -117,8 +117,9 @@ def test_sdk_events_arrive_exactly_once_at_ingestion_across_an_outage(tmp_path: 
                 proxy.set(Fault(kind="status", status=503), paths=BULK)
                 failed = failed_attempts(client)
                 workload.run(evaluations=200, customs=50)
-                wait_for(
+                wait_until(
                     lambda: failed_attempts(client) >= failed + 3,
+                    timeout=SETTLE_SECONDS,
                     what="deliveries failing while the endpoint answers 503",
                 )
                 workload.run(evaluations=60, customs=15)
@@ -128,14 +129,15 @@ def test_sdk_events_arrive_exactly_once_at_ingestion_across_an_outage(tmp_path: 
                 duplicates = ingest_status(server)["duplicates"]
                 proxy.set(Fault(kind="close", after_bytes=0), paths=BULK)
                 workload.run(evaluations=100, customs=25)
-                wait_for(
+                wait_until(
                     lambda: ingest_status(server)["duplicates"] >= duplicates + 2,
+                    timeout=SETTLE_SECONDS,
                     what="retried payloads reaching the server while acknowledgements are lost",
                 )
 
                 proxy.heal()
                 workload.run(evaluations=30, customs=5)
-                wait_for(
+                wait_until(
                     lambda: counted(api, workload) and settled(client, server),
                     timeout=30,
                     what="every event delivered and processed after the endpoint came back",

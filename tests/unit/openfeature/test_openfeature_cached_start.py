@@ -21,6 +21,7 @@ from openfeature import api
 from openfeature.evaluation_context import EvaluationContext
 from openfeature.event import EventDetails, ProviderEvent
 from openfeature.provider import ProviderStatus
+from servers import wait_until
 
 SDK_KEY = "sdk-cached-start"
 FAST = Timing(
@@ -30,14 +31,6 @@ FAST = Timing(
     connect_timeout=1.0,
     read_timeout=1.0,
 )
-
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 class Service:

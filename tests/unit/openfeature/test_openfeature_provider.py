@@ -9,7 +9,6 @@ error code and message, flag metadata), 2.3 provider hooks, 2.4 initialization, 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,16 +25,9 @@ from openfeature.exception import ErrorCode, ProviderNotReadyError
 from openfeature.flag_evaluation import Reason
 from openfeature.provider import ProviderStatus
 from openfeature.track import TrackingEventDetails
+from servers import wait_until
 
 USER = EvaluationContext(targeting_key="user-1", attributes={"plan": "gold"})
-
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 class RecordingSink:

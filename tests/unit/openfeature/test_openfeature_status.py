@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,6 +17,7 @@ from openfeature import api
 from openfeature.evaluation_context import EvaluationContext
 from openfeature.event import EventDetails, ProviderEvent
 from openfeature.provider import ProviderStatus
+from servers import wait_until
 
 FAST = Timing(
     initial_retry_delay=0.05,
@@ -28,14 +28,6 @@ FAST = Timing(
     connect_timeout=1.0,
     read_timeout=1.0,
 )
-
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 class PollService:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_support import flag, wait_until
+from delivery_support import flag
 from flagstaff_core import Evaluation, EvaluationDetail, decode_data, secure_mode_hash
 from flagstaff_sdk import (
     Client,
@@ -28,6 +28,7 @@ from flagstaff_sdk import (
 from flagstaff_sdk.cache import cache_path, write_cache
 from flagstaff_sdk.merge import Holding
 from flagstaff_sdk.region import RegionSet
+from servers import wait_until
 
 USER = Context.create("user-1")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_support import flag, segment, segment_rule_flag, wait_until
+from delivery_support import flag, segment, segment_rule_flag
 from flagstaff_sdk import (
     Client,
     Config,
@@ -24,6 +24,7 @@ from flagstaff_sdk import (
     Timing,
 )
 from flagstaff_sdk.data_file import read_data_files
+from servers import wait_until
 
 USER = Context.create("user-1")
 

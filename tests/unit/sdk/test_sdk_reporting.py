@@ -7,7 +7,7 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -15,6 +15,7 @@ from delivery_support import flag
 from flagstaff_sdk import Client, Config, Context, Timing
 from flagstaff_sdk.events import DropReason, EventOptions, sink_factory
 from flagstaff_sdk.test_data import TestData
+from servers import wait_until
 
 USER = Context.create("u")
 TIMING = Timing(
@@ -25,14 +26,6 @@ TIMING = Timing(
     connect_timeout=1.0,
     read_timeout=1.0,
 )
-
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 class EventsEndpoint:

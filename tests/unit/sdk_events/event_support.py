@@ -6,8 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -144,11 +143,3 @@ def processor(
         yield sink
     finally:
         sink.close()
-
-
-def wait_until(predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        time.sleep(0.005)

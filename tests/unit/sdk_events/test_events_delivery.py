@@ -7,11 +7,12 @@ import socket
 from pathlib import Path
 
 import pytest
-from event_support import Recorder, processor, wait_until
+from event_support import Recorder, processor
 from flagstaff_core import Context
 from flagstaff_sdk import Config, Timing
 from flagstaff_sdk.events import DropReason, EventOptions, EventProcessor
 from flagstaff_sdk.events.courier import is_recoverable
+from servers import wait_until
 
 USER = Context.create("u1")
 

@@ -1,0 +1,48 @@
+"""Fixtures of the end-to-end tests: the `node` executable for the official Node SDK, and Debian's
+headless Chromium driven by Playwright (never `playwright install`). Their support code is in
+importable modules beside them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from node_sdk import node_executable
+from prerequisites import missing_prerequisite
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture
+def node() -> str:
+    """The `node` executable with the official Node server SDK installed (else skip; CI fails)."""
+    return node_executable()
+
+
+# Module scope: sync Playwright runs its own event loop in this thread while it is open, which
+# must be over before pytest-asyncio's tests in other modules start theirs.
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        missing_prerequisite(f"{CHROMIUM} is missing (make browser-deps installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing_prerequisite("the playwright package is not installed (make install)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -1,0 +1,311 @@
+"""Local servers the tests start and wait for: free loopback ports, polling with a deadline, the
+`flagstaff` CLI of this venv as real processes (up once `GET /status` answers 200), and ASGI apps
+under uvicorn in a background thread.
+
+Test support shared by every test area (and by bench/relay.py); asserts nothing about Flagstaff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import uvicorn
+
+START_TIMEOUT = 90.0
+"""A cold `flagstaff` start on a busy two-core machine takes several seconds."""
+STOP_TIMEOUT = 20.0
+"""How long a process gets to shut down cleanly after SIGTERM before it is killed."""
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listened on a moment ago (a guess: another process may take it
+    before the caller binds it; `FlagstaffProcess` moves to a new one when that happens)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_until(
+    predicate: Callable[[], object],
+    *,
+    timeout: float = 10.0,
+    what: str = "",
+    interval: float = 0.01,
+) -> None:
+    """Poll `predicate` until it returns something true; after `timeout` seconds fail with an
+    AssertionError naming `what` (or the predicate). Exceptions of the predicate propagate."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+        time.sleep(interval)
+
+
+def flagstaff_command() -> list[str]:
+    """The argv that runs this venv's `flagstaff` CLI (its script, or the module when the script
+    is missing), to which the caller appends a subcommand and its options."""
+    script = Path(sys.executable).with_name("flagstaff")
+    if script.exists():
+        return [str(script)]
+    code = "import sys; from flagstaff_server.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", code]
+
+
+def stop_process(process: subprocess.Popen[Any], *, timeout: float = STOP_TIMEOUT) -> None:
+    """SIGTERM (a clean shutdown), then SIGKILL if it is not over within `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def status_answers(url: str) -> bool:
+    """Whether `GET {url}/status` answers 200 now."""
+    try:
+        return httpx.get(f"{url}/status", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def wait_for_status(
+    url: str,
+    process: subprocess.Popen[Any],
+    *,
+    timeout: float = START_TIMEOUT,
+    what: str = "flagstaff serve",
+) -> None:
+    """Wait until the server `process` runs answers `GET {url}/status` with 200; fail at once
+    when the process exits, and after `timeout` seconds."""
+
+    def up() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"{what} exited with {process.returncode}")
+        return status_answers(url)
+
+    wait_until(up, timeout=timeout, what=f"{what} to answer {url}/status", interval=0.05)
+
+
+class PortTaken(Exception):
+    """The process could not listen: another process took its port first."""
+
+
+@dataclass(kw_only=True)
+class FlagstaffProcess:
+    """One `flagstaff` process on a loopback port it keeps across restarts, up once `/status`
+    answers 200; its output goes to `<data_dir>/<name>.log`. Subclasses say which subcommand."""
+
+    data_dir: Path
+    name: str = "flagstaff"
+    admin_token: str | None = None
+    """FLAGSTAFF_ADMIN_TOKEN of the process (unset: inherited from this one)."""
+    env: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    start_timeout: float = START_TIMEOUT
+    process: subprocess.Popen[bytes] | None = None
+    started_once: bool = False
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / f"{self.name}.log"
+
+    @property
+    def label(self) -> str:
+        """How failures name this process."""
+        return self.name
+
+    def arguments(self) -> list[str]:
+        """The subcommand and its options (after `flagstaff`)."""
+        raise NotImplementedError
+
+    def launch(self) -> None:
+        """Start the process without waiting for it (see `running`)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        token = {} if self.admin_token is None else {"FLAGSTAFF_ADMIN_TOKEN": self.admin_token}
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [*flagstaff_command(), *self.arguments()],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **token, **self.env},
+            )
+
+    def start(self) -> None:
+        self.launch()
+        self.wait_started()
+
+    def wait_started(self) -> None:
+        """Wait for this process to listen on its port and answer `/status`. A first start whose
+        port another process took in the meantime (free_port is only a guess on a busy machine)
+        moves to a new port; a restart keeps its port, since others were told it."""
+        for _attempt in range(3):
+            try:
+                wait_until(
+                    self.answers,
+                    timeout=self.start_timeout,
+                    what=f"{self.label} to start",
+                    interval=0.02,
+                )
+            except PortTaken:
+                if self.started_once:
+                    raise AssertionError(f"{self.label}: port {self.port} was taken") from None
+                self.port = free_port()
+                self.launch()
+                continue
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; log: {self.log()}") from None
+            self.started_once = True
+            return
+        raise AssertionError(f"{self.label} found no free port")
+
+    def answers(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            if "address already in use" in self.log().lower():
+                raise PortTaken(self.port)
+            raise AssertionError(f"{self.label} exited: {self.log()}")
+        if not self.listening():
+            return False  # whatever answers on the port is not this process
+        return status_answers(self.url)
+
+    def listening(self) -> bool:
+        assert self.process is not None
+        try:
+            connections = psutil.Process(self.process.pid).net_connections(kind="tcp")
+        except psutil.Error:
+            return False
+        return any(
+            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port
+            for c in connections
+        )
+
+    def status(self) -> dict[str, Any]:
+        body: dict[str, Any] = httpx.get(f"{self.url}/status", timeout=5).json()
+        return body
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_process(self.process)
+
+    def kill(self) -> None:
+        """SIGKILL: no clean shutdown (a crash, a lost machine)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def rss(self) -> int:
+        assert self.process is not None
+        return int(psutil.Process(self.process.pid).memory_info().rss)
+
+    def log(self) -> str:
+        """The end of the process's output."""
+        try:
+            return self.log_path.read_text(errors="replace")[-4000:]
+        except OSError:
+            return "(no log)"
+
+
+@dataclass(kw_only=True)
+class ServeProcess(FlagstaffProcess):
+    """`flagstaff serve` on a fresh (or kept) data directory without the demo project, quick to
+    shut down; `args` are further options (`--role`, `--database`, ...)."""
+
+    args: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return " ".join([self.name, *self.args])
+
+    def arguments(self) -> list[str]:
+        return [
+            "serve",
+            *("--port", str(self.port), "--data-dir", str(self.data_dir)),
+            *("--no-demo", "--shutdown-seconds", "1"),
+            *self.args,
+        ]
+
+
+@contextmanager
+def running(*processes: FlagstaffProcess) -> Iterator[None]:
+    """The processes, started side by side (a cold start takes seconds), stopped at the end (even
+    after a failure)."""
+    try:
+        for process in processes:
+            process.launch()
+        for process in processes:
+            process.wait_started()
+        yield
+    finally:
+        for process in processes:
+            process.stop()
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadedServer:
+    """A uvicorn server started by `serve_in_thread`, with the event loop it runs on."""
+
+    server: uvicorn.Server
+    port: int
+    loop: asyncio.AbstractEventLoop
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@contextmanager
+def serve_in_thread(
+    app: Any,
+    *,
+    port: int | None = None,
+    what: str = "uvicorn",
+    stop_timeout: float = 15.0,
+    **options: Any,
+) -> Iterator[ThreadedServer]:
+    """`app` under uvicorn on a loopback port (a free one unless given) in a daemon thread of its
+    own; yields once the server is started, and stops it at the end. `options` are further
+    `uvicorn.Config` arguments (lifespan is on and logging at warning unless they say otherwise)."""
+    port = port or free_port()
+    config: dict[str, Any] = {"lifespan": "on", "log_level": "warning", **options}
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **config))
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    def run() -> None:
+        # asyncio.run's clean-up (pending tasks cancelled, async generators closed), with the loop
+        # kept for callers that hand work to it
+        with asyncio.Runner() as runner:
+            loops.append(runner.get_loop())
+            runner.run(server.serve())
+
+    thread = threading.Thread(target=run, daemon=True, name=f"{what} on port {port}")
+    thread.start()
+    try:
+        wait_until(lambda: server.started or not thread.is_alive(), what=f"{what} to start")
+        if not server.started:
+            raise AssertionError(f"{what} stopped before it started serving")
+        yield ThreadedServer(server=server, port=port, loop=loops[0])
+    finally:
+        server.should_exit = True
+        thread.join(timeout=stop_timeout)
