@@ -184,3 +184,25 @@ async def test_requests_served_on_the_connection_are_access_logged_like_the_othe
     lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
     assert any('"POST /bulk?x=1 HTTP/1.1" 202' in line for line in lines), lines
     assert any('"POST /bulk HTTP/1.1" 400' in line for line in lines), lines
+
+
+async def test_a_failure_inside_the_protocol_is_a_500_never_a_400(
+    node: IngestNode,
+    server: Served,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(**payload: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(node, "submit", broken)
+    async with httpx.AsyncClient(base_url=server.base_url) as client:
+        failed = await client.post("/bulk", content=summary(1), headers=headers("b-1"))
+        monkeypatch.undo()
+        retried = await client.post("/bulk", content=summary(1), headers=headers("b-1"))
+    assert failed.status_code == 500
+    assert failed.headers["connection"] == "close"
+    assert failed.json()["code"] == "internal_error"
+    assert "event request failed" in caplog.text
+    assert retried.status_code == 202
+    assert node.journal.durable_seq == 1

@@ -14,6 +14,7 @@ with the same steps (`ingest/asgi.py`).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -26,11 +27,13 @@ from uvicorn.protocols.http.httptools_impl import (
 )
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
-from flagstaff_server.ingest.asgi import Answer, IngestApp, Target, handles, target_of
+from flagstaff_server.ingest.asgi import Answer, IngestApp, Target, handles, problem, target_of
 from flagstaff_server.ingest.keyring import Found
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application
+
+log = logging.getLogger(__name__)
 
 AppSource = Callable[[], IngestApp | None]
 """The ingest endpoints of this process, or None while they are not serving."""
@@ -95,9 +98,19 @@ class EventPostProtocol(HttpToolsProtocol):
         return _Request(cycle, app, target, found, headers)
 
     def _serve(self, request: _Request) -> None:
-        cycle = request.cycle
-        if cycle.disconnected:
+        if request.cycle.disconnected:
             return
+        try:
+            self._check_and_submit(request)
+        except Exception:
+            # inside a parser callback uvicorn would answer 400, which SDKs take as "drop it"
+            log.exception("event request failed")
+            request.cycle.keep_alive = False
+            message = "the event request failed; retry it"
+            self._respond(request, problem(500, "internal_error", message, request.target.cors))
+
+    def _check_and_submit(self, request: _Request) -> None:
+        cycle = request.cycle
         app = request.app
         answer = app.refusal(request.target, request.headers)
         if answer is None:
