@@ -13,11 +13,8 @@ import asyncio
 import json
 import os
 import secrets
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,13 +25,14 @@ from typing import Any
 import httpx
 import psycopg
 
+from bench.servers import flagstaff_serve
+
 ADMIN_TOKEN = "bench-admin-token"
 SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
 POSTGRES_ADMIN_URL = os.environ.get(
     "FLAGSTAFF_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )
 OUTPUT = Path("build/bench/api.json")
-STARTUP_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,13 +46,6 @@ class Measurement:
     per_second: float
     p50_ms: float
     p99_ms: float
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -74,54 +65,9 @@ def postgres_database() -> Iterator[str]:
 @contextmanager
 def running_server(database: str | None) -> Iterator[str]:
     """`flagstaff serve` on a free port; yields its base URL once `/status` answers 200."""
-    with tempfile.TemporaryDirectory(prefix="flagstaff-bench-") as data_dir:
-        port = free_port()
-        command = [
-            str(Path(sys.executable).with_name("flagstaff")),
-            "serve",
-            "--port",
-            str(port),
-            "--data-dir",
-            data_dir,
-            "--no-demo",
-            "--log-level",
-            "warning",
-        ]
-        if database is not None:
-            command += ["--database", database]
-        log_path = Path(data_dir) / "server.log"
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                command,
-                env={**os.environ, "FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN},
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            url = f"http://127.0.0.1:{port}"
-            try:
-                wait_until_ready(process, url, log_path)
-                yield url
-            finally:
-                process.terminate()
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-
-
-def wait_until_ready(process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"flagstaff serve exited:\n{log_path.read_text()}")
-        try:
-            if httpx.get(f"{url}/status", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("flagstaff serve did not become ready")
+    options = () if database is None else ("--database", database)
+    with flagstaff_serve(*options, env={"FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN}) as served:
+        yield served.url
 
 
 def seed(url: str) -> None:

@@ -19,8 +19,6 @@ import json
 import os
 import re
 import resource
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +30,8 @@ from typing import Any
 
 import httpx
 import psutil
+
+from bench.servers import answers, flagstaff_serve, wait_until
 
 OUTPUT = Path("build/bench/client_delivery.json")
 ADMIN = "bench-client-delivery-admin-token"
@@ -64,13 +64,6 @@ end
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def b64(obj: Any) -> str:
     return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
 
@@ -84,42 +77,11 @@ def context_of(n: int) -> dict[str, Any]:
 
 @contextmanager
 def flagstaff(*, paced: bool = False) -> Iterator[tuple[str, psutil.Process]]:
-    port = free_port()
-    data = Path(tempfile.mkdtemp(prefix="bench-client-"))
-    flagstaff_bin = str(Path(sys.executable).parent / "flagstaff")
-    command = [flagstaff_bin, "serve", "--port", str(port), "--data-dir", str(data)]
-    process = subprocess.Popen(
-        [*command, "--no-demo", "--log-level", "warning"],
-        # Unpaced unless asked: the fan-out runs measure what 10k distinct contexts cost, so
-        # the fresh-evaluation budget (1,000/s by default) must not shed their stream opens.
-        env={
-            **os.environ,
-            "FLAGSTAFF_ADMIN_TOKEN": ADMIN,
-            **({} if paced else {"FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND": "1000000"}),
-        },
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/status", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("flagstaff serve did not start")
-            time.sleep(0.1)
-        yield url, psutil.Process(process.pid)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        shutil.rmtree(data, ignore_errors=True)
+    # Unpaced unless asked: the fan-out runs measure what 10k distinct contexts cost, so the
+    # fresh-evaluation budget (1,000/s by default) must not shed their stream opens.
+    unpaced = {} if paced else {"FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND": "1000000"}
+    with flagstaff_serve(env={"FLAGSTAFF_ADMIN_TOKEN": ADMIN, **unpaced}, timeout=30) as served:
+        yield served.url, psutil.Process(served.process.pid)
 
 
 def seed(api: httpx.Client) -> str:
@@ -154,13 +116,12 @@ def seed(api: httpx.Client) -> str:
 
 def wait_for_flags(url: str, client_side_id: str) -> None:
     path = f"{url}/sdk/evalx/{client_side_id}/contexts/{b64(context_of(1))}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        response = httpx.get(path)
-        if response.status_code == 200 and len(response.json()) == FLAGS:
-            return
-        time.sleep(0.1)
-    raise RuntimeError("delivery never served the seeded flags")
+
+    def served() -> bool:
+        response = answers(path)
+        return response is not None and len(response.json()) == FLAGS
+
+    wait_until(served, timeout=30, what="delivery to serve the seeded flags")
 
 
 # (a) polling -------------------------------------------------------------------------------------

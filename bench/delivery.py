@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import psutil
 
 from bench import unleash
 from bench.delivery_server import SDK_KEY, data_body
+from bench.servers import accepts, answers, free_port, stop, wait_until
 
 OUTPUT = Path("build/bench/delivery.json")
 LOAD_WORKERS = 2
@@ -44,13 +44,6 @@ POLL_SECONDS = 4.0
 POLL_ROUNDS = 3
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextmanager
 def server(kind: str, flags: int, *options: str) -> Iterator[tuple[int, psutil.Process]]:
     port = free_port()
@@ -58,37 +51,18 @@ def server(kind: str, flags: int, *options: str) -> Iterator[tuple[int, psutil.P
         [sys.executable, "-m", "bench.delivery_server", kind, str(port), str(flags), *options]
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"{kind} server did not start") from None
-                time.sleep(0.05)
+
+        def listening() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError(f"{kind} server exited with {process.returncode}")
+            return accepts(port)
+
+        wait_until(listening, timeout=30, what=f"the {kind} server to listen", interval=0.05)
         if kind.startswith("flagstaff"):
-            wait_for_data(port)
+            wait_for_key(f"http://127.0.0.1:{port}", SDK_KEY, what="the delivery node's data")
         yield port, psutil.Process(process.pid)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def wait_for_data(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        response = httpx.get(
-            f"http://127.0.0.1:{port}/sdk/latest-all", headers={"Authorization": SDK_KEY}
-        )
-        if response.status_code == 200 and response.json()["flags"]:
-            return
-        time.sleep(0.1)
-    raise RuntimeError("the delivery node never served its data")
+        stop(process, timeout=15)
 
 
 def load(mode: str, port: int, count: int, path: str, key: str, *extra: str) -> list[Any]:
@@ -341,13 +315,14 @@ def propagation(n: int, kind: str) -> dict[str, Any]:
     }
 
 
-def wait_for_key(url: str, key: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if httpx.get(f"{url}/sdk/latest-all", headers={"Authorization": key}).status_code == 200:
-            return
-        time.sleep(0.1)
-    raise RuntimeError("the new environment never reached delivery")
+def wait_for_key(url: str, key: str, *, what: str = "the new environment in delivery") -> None:
+    """Wait until `/sdk/latest-all` serves flags for `key`."""
+
+    def served() -> bool:
+        response = answers(f"{url}/sdk/latest-all", headers={"Authorization": key})
+        return response is not None and bool(response.json()["flags"])
+
+    wait_until(served, timeout=30, what=what)
 
 
 # report ------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import httpx
 import psycopg
+
+from bench.servers import free_port
 
 VERSION = "7.5.1"
 """The newest line that runs on Node 20 (unleash-server 8 needs Node 22)."""
@@ -74,9 +75,7 @@ def database() -> Iterator[str]:
 def running(flags: int) -> Iterator[tuple[str, str]]:
     """A seeded unleash-server; yields its URL and a client token for `/api/client/features`."""
     home = install()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     with database() as url:
         environment = {
             **os.environ,
