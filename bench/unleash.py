@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from bench.servers import free_port
+from bench.servers import free_port, stop
 
 VERSION = "7.5.1"
 """The newest line that runs on Node 20 (unleash-server 8 needs Node 22)."""
@@ -98,12 +98,7 @@ def running(flags: int) -> Iterator[tuple[str, str]]:
             seed(base, flags)
             yield base, CLIENT_TOKEN
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process, timeout=15)
             log.close()
 
 
