@@ -5,9 +5,13 @@
 (b) one flag change seen by 10k open browser streams (`/eval/{env}/{context}`, raw asyncio SSE
     clients in two other processes): seconds from the management API's PATCH answer to the last
     stream's `patch` event, and the server process's CPU seconds over that time (psutil), with
-    10k distinct contexts and with one context shared by all.
+    10k distinct contexts and with one context shared by all; and the server's RSS per open client
+    stream, for streams served on the connection (`flagstaff serve`) beside the same server with
+    uvicorn's own HTTP protocol (every stream an ASGI task: what `flagstaff serve` did before),
+    both measured in the same run.
 
-Run `python -m bench.client_delivery [--quick]`. Writes `build/bench/client_delivery.json`.
+Run `python -m bench.client_delivery [--quick] [--fan-out-only]`. Writes
+`build/bench/client_delivery.json`.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 import httpx
 import psutil
 
-from bench.servers import answers, flagstaff_serve, wait_until
+from bench.servers import answers, flagstaff_serve, free_port, stop, wait_until
 
 OUTPUT = Path("build/bench/client_delivery.json")
 ADMIN = "bench-client-delivery-admin-token"
@@ -82,6 +86,55 @@ def flagstaff(*, paced: bool = False) -> Iterator[tuple[str, psutil.Process]]:
     unpaced = {} if paced else {"FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND": "1000000"}
     with flagstaff_serve(env={"FLAGSTAFF_ADMIN_TOKEN": ADMIN, **unpaced}, timeout=30) as served:
         yield served.url, psutil.Process(served.process.pid)
+
+
+def serve_asgi(port: int, data_dir: Path) -> None:
+    """Worker: the same server as `flagstaff serve` (uvloop, httptools, no Date header), except
+    that uvicorn's own HTTP protocol carries every request: each stream is an ASGI task."""
+    import uvicorn
+    from flagstaff_server.app import Flagstaff
+    from flagstaff_server.settings import Settings
+
+    settings = Settings(
+        data_dir=data_dir,
+        port=port,
+        admin_token=ADMIN,
+        seed_demo=False,
+        client_evaluations_per_second=1_000_000,
+    )
+    server = Flagstaff(settings, announce=lambda line: None)
+    uvicorn.run(
+        server.asgi,
+        host="127.0.0.1",
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        date_header=False,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+    )
+
+
+@contextmanager
+def flagstaff_asgi() -> Iterator[tuple[str, psutil.Process]]:
+    """`serve_asgi` in a process of its own, unpaced like the fan-out runs of `flagstaff`."""
+    with tempfile.TemporaryDirectory(prefix="bench-client-asgi-") as directory:
+        port = free_port()
+        command = [sys.executable, "-m", "bench.client_delivery", "--serve-asgi", str(port)]
+        process = subprocess.Popen([*command, directory], stdout=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError("the ASGI-protocol server exited")
+            return answers(f"{url}/status") is not None
+
+        try:
+            wait_until(up, timeout=60, what="the ASGI-protocol server to answer /status")
+            yield url, psutil.Process(process.pid)
+        finally:
+            stop(process)
 
 
 def seed(api: httpx.Client) -> str:
@@ -216,6 +269,7 @@ def fan_out(
 ) -> dict[str, Any]:
     port = int(url.rsplit(":", 1)[1])
     per_worker = n // WORKERS
+    rss_before = process.memory_info().rss
     cpu_before_open = sum(process.cpu_times()[:2])
     workers = [
         subprocess.Popen(
@@ -278,6 +332,8 @@ def fan_out(
         "of_which_reevaluation_cpu_seconds": round(reevaluation, 3),
         "server_cpu_seconds_to_open_streams": round(open_cpu, 3),
         "server_rss_mb_with_streams": round(rss / 2**20, 1),
+        "server_rss_mb_before_streams": round(rss_before / 2**20, 1),
+        "rss_kb_per_stream": round((rss - rss_before) / n / 1024, 1),
     }
 
 
@@ -329,8 +385,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="1k streams, 2 s polls")
     parser.add_argument("--storm-only", action="store_true", help="only the paced poll storm")
+    parser.add_argument(
+        "--fan-out-only",
+        action="store_true",
+        help="only the fan-out runs: on the connection and through ASGI, side by side",
+    )
     parser.add_argument("--streams", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-asgi", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_asgi:
+        serve_asgi(int(args.serve_asgi[0]), Path(args.serve_asgi[1]))
+        return
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if args.streams:
@@ -340,6 +405,29 @@ def main() -> None:
     streams = 1_000 if args.quick else 10_000
     seconds = 2.0 if args.quick else 5.0
     results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "flags": FLAGS}
+    if not args.fan_out_only:
+        polls(results, streams, seconds, storm_only=args.storm_only)
+    if args.storm_only:
+        return
+    servers = {"": flagstaff, "_asgi": flagstaff_asgi}
+    for shared in (False, True):
+        # the ASGI-protocol peer runs right after its `flagstaff serve` run, on the same load
+        for suffix, server in servers.items():
+            with (
+                server() as (url, process),
+                httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30) as api,
+            ):
+                client_side_id = seed(api)
+                wait_for_flags(url, client_side_id)
+                name = "fan_out_shared_context" if shared else "fan_out_distinct_contexts"
+                results[name + suffix] = fan_out(url, process, client_side_id, streams, shared)
+                print(name + suffix, json.dumps(results[name + suffix]), flush=True)
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT.write_text(json.dumps(results, indent=2))
+
+
+def polls(results: dict[str, Any], streams: int, seconds: float, *, storm_only: bool) -> None:
+    """The paced storm, then (unless `storm_only`) the evalx polling rates."""
     with (
         flagstaff(paced=True) as (url, process),
         httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30) as api,
@@ -348,7 +436,7 @@ def main() -> None:
         wait_for_flags(url, client_side_id)
         results["poll_storm_paced"] = storm(url, process, client_side_id, streams)
         print(json.dumps(results["poll_storm_paced"]), flush=True)
-    if args.storm_only:
+    if storm_only:
         return
     with (
         flagstaff() as (url, process),
@@ -358,18 +446,6 @@ def main() -> None:
         wait_for_flags(url, client_side_id)
         results["evalx"] = polling(url, client_side_id, seconds)
         print(json.dumps(results["evalx"]), flush=True)
-    for shared in (False, True):
-        with (
-            flagstaff() as (url, process),
-            httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30) as api,
-        ):
-            client_side_id = seed(api)
-            wait_for_flags(url, client_side_id)
-            name = "fan_out_shared_context" if shared else "fan_out_distinct_contexts"
-            results[name] = fan_out(url, process, client_side_id, streams, shared)
-            print(json.dumps(results[name]), flush=True)
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":
