@@ -1,6 +1,7 @@
 """Test support for client-side delivery: the whole server (`Flagstaff`, management API + delivery,
-SQLite) under uvicorn on a free loopback port in a background thread, seeded through the management
-API with flags of every value type and availability. Asserts nothing itself.
+SQLite) under uvicorn on a free loopback port in a background thread, with the HTTP protocol
+`flagstaff serve` runs (streams served on the connection), seeded through the management API with
+flags of every value type and availability. Asserts nothing itself.
 
 Shared by tests/integration/client_delivery and tests/e2e/browser.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 from flagstaff_server.app import Flagstaff
+from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.settings import Settings
 from servers import serve_in_thread
 
@@ -146,6 +148,7 @@ def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
         serve_in_thread(
             flagstaff.asgi,
             what="flagstaff",
+            http=protocol_for(lambda: flagstaff.delivery if flagstaff.ready else None),
             # open client streams would otherwise hold the shutdown until their clients leave
             timeout_graceful_shutdown=1,
         ) as server,

@@ -16,6 +16,7 @@ from openfeature.client import OpenFeatureClient
 from openfeature.contrib.provider.ofrep import OFREPProvider
 from openfeature.evaluation_context import EvaluationContext
 from openfeature.flag_evaluation import ErrorCode, Reason
+from servers import wait_until
 
 DOMAIN = "client-delivery-ofrep-tests"
 USER = EvaluationContext(targeting_key="user-1", attributes={"plan": "pro"})
@@ -86,6 +87,11 @@ def test_reasons_follow_the_documented_mapping(
     assert target.flag_metadata["ldReason"] == "TARGET_MATCH"
     deployment.patch_flag(
         "float-flag", [{"op": "replace", "path": f"{ENV_PATH}/on", "value": False}]
+    )
+    # the API answers once the change is stored; delivery applies it from the feed a moment later
+    wait_until(
+        lambda: client.get_float_details("float-flag", 9.0, USER).reason == Reason.DISABLED,
+        what="delivery to have the flag turned off",
     )
     off = client.get_float_details("float-flag", 9.0, USER)
     assert (off.reason, off.flag_metadata["ldReason"]) == (Reason.DISABLED, "OFF")
