@@ -27,16 +27,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/integration/relay"))
 
-from relay_support import (
-    Keys,
-    RelayProcess,
-    Upstream,
-    admin_client,
-    create_flag,
-    create_project,
-    relay_config,
-    switch,
-)
+from management import Keys, create_flag, create_project, switch
+from relay_support import RelayProcess, Upstream, admin_client, relay_config
 from servers import running
 
 OUTPUT = Path("build/bench/relay.json")

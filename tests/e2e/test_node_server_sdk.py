@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
+from management import ok
 from node_sdk import start_node_sdk, stop_node_sdk
 from servers import serve_in_thread
 
@@ -27,23 +27,18 @@ def server(tmp_path: Path) -> Iterator[str]:
         yield server.url
 
 
-def _ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, response.text
-    return response.json() if response.content else None
-
-
 def _seed(api: httpx.Client) -> str:
     """Project `shop` (environment `production`), flag `banner` (off), segment `beta` (empty) and
     flag `beta-only` serving true to members of `beta`; returns the SDK key."""
     environments = [{"key": "production", "name": "Production", "color": "417505"}]
     body = {"key": "shop", "name": "Shop", "environments": environments}
-    sdk_key: str = _ok(api.post("/api/v2/projects", json=body))["environments"][0]["apiKey"]
+    sdk_key: str = ok(api.post("/api/v2/projects", json=body))["environments"][0]["apiKey"]
     text = [{"value": "on"}, {"value": "off"}]
-    _ok(api.post("/api/v2/flags/shop", json={"key": "banner", "name": "B", "variations": text}))
-    _ok(api.post("/api/v2/segments/shop/production", json={"key": "beta", "name": "Beta"}))
+    ok(api.post("/api/v2/flags/shop", json={"key": "banner", "name": "B", "variations": text}))
+    ok(api.post("/api/v2/segments/shop/production", json={"key": "beta", "name": "Beta"}))
     booleans = [{"value": False}, {"value": True}]
     flag = {"key": "beta-only", "name": "B", "variations": booleans}
-    _ok(api.post("/api/v2/flags/shop", json=flag))
+    ok(api.post("/api/v2/flags/shop", json=flag))
     clause = {"attribute": "segmentMatch", "op": "segmentMatch", "values": ["beta"]}
     env = "/environments/production"
     patch = [
@@ -51,7 +46,7 @@ def _seed(api: httpx.Client) -> str:
         {"op": "replace", "path": f"{env}/fallthrough", "value": {"variation": 0}},
         {"op": "add", "path": f"{env}/rules/0", "value": {"variation": 1, "clauses": [clause]}},
     ]
-    _ok(api.patch("/api/v2/flags/shop/beta-only", json=patch))
+    ok(api.patch("/api/v2/flags/shop/beta-only", json=patch))
     return sdk_key
 
 
@@ -68,11 +63,11 @@ def test_node_streaming_sdk_follows_flags_segments_and_deletions(node: str, serv
             }
 
             patch = [{"op": "replace", "path": "/environments/production/on", "value": True}]
-            _ok(api.patch("/api/v2/flags/shop/banner", json=patch))
+            ok(api.patch("/api/v2/flags/shop/banner", json=patch))
             sdk.wait_for("banner", "on")
 
             include = [{"op": "add", "path": "/included/0", "value": "user-1"}]
-            _ok(api.patch("/api/v2/segments/shop/production/beta", json=include))
+            ok(api.patch("/api/v2/segments/shop/production/beta", json=include))
             sdk.wait_for("beta-only", True)
 
             assert api.delete("/api/v2/flags/shop/banner").status_code == 204
@@ -88,7 +83,7 @@ def test_node_polling_sdk_initializes_and_evaluates(node: str, server: str) -> N
     with httpx.Client(base_url=server, headers={"Authorization": ADMIN}, timeout=10) as api:
         sdk_key = _seed(api)
         patch = [{"op": "replace", "path": "/environments/production/on", "value": True}]
-        _ok(api.patch("/api/v2/flags/shop/banner", json=patch))
+        ok(api.patch("/api/v2/flags/shop/banner", json=patch))
     sdk = start_node_sdk(node, server, sdk_key, "poll")
     try:
         assert sdk.next("ready")["initialized"] is True

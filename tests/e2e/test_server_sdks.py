@@ -16,6 +16,7 @@ from flagstaff_server.settings import Settings
 from ldclient import Context, datasystem
 from ldclient.client import LDClient
 from ldclient.config import Config
+from management import ok
 from servers import serve_in_thread, wait_until
 
 ADMIN = "e2e-admin-token-0123456789"
@@ -41,13 +42,8 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
         yield Deployment(url=server.url, api=api, sdk_key=sdk_key)
 
 
-def _ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, response.text
-    return response.json() if response.content else None
-
-
 def _seed(api: httpx.Client) -> str:
-    project = _ok(
+    project = ok(
         api.post(
             "/api/v2/projects",
             json={
@@ -59,14 +55,14 @@ def _seed(api: httpx.Client) -> str:
     )
     [production] = project["environments"]
     variations = [{"value": "old"}, {"value": "new"}]
-    _ok(
+    ok(
         api.post(
             "/api/v2/flags/shop", json={"key": "banner", "name": "B", "variations": variations}
         )
     )
-    _ok(api.post("/api/v2/segments/shop/production", json={"key": "beta", "name": "Beta"}))
+    ok(api.post("/api/v2/segments/shop/production", json={"key": "beta", "name": "Beta"}))
     booleans = [{"value": False}, {"value": True}]
-    _ok(
+    ok(
         api.post(
             "/api/v2/flags/shop", json={"key": "beta-only", "name": "B", "variations": booleans}
         )
@@ -78,7 +74,7 @@ def _seed(api: httpx.Client) -> str:
         ],
     }
     env = "/environments/production"
-    _ok(
+    ok(
         api.patch(
             "/api/v2/flags/shop/beta-only",
             json=[
@@ -112,11 +108,11 @@ def _follows_api_edits(client: LDClient, api: httpx.Client) -> None:
     assert client.variation("beta-only", USER, "default") is False
 
     patch = [{"op": "replace", "path": "/environments/production/on", "value": True}]
-    _ok(api.patch("/api/v2/flags/shop/banner", json=patch))
+    ok(api.patch("/api/v2/flags/shop/banner", json=patch))
     wait_until(lambda: client.variation("banner", USER, "default") == "old", what="targeting")
 
     add = [{"op": "add", "path": "/included/0", "value": "user-1"}]
-    _ok(api.patch("/api/v2/segments/shop/production/beta", json=add))
+    ok(api.patch("/api/v2/segments/shop/production/beta", json=add))
     wait_until(lambda: client.variation("beta-only", USER, "default") is True, what="segment")
 
     assert api.delete("/api/v2/flags/shop/banner").status_code == 204
@@ -148,7 +144,7 @@ def test_fdv1_polling_sdk_evaluates_flags_made_through_the_api(deployment: Deplo
     finally:
         client.close()
     patch = [{"op": "replace", "path": "/environments/production/on", "value": True}]
-    _ok(deployment.api.patch("/api/v2/flags/shop/banner", json=patch))
+    ok(deployment.api.patch("/api/v2/flags/shop/banner", json=patch))
     # Polling SDKs wait 30 s between polls: a fresh client shows what the next poll returns.
     wait_until(lambda: _polled_banner(deployment) == "old", what="poll sees the edit")
 

@@ -20,6 +20,7 @@ import httpx
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.settings import Settings
+from management import ok
 from servers import serve_in_thread
 
 ADMIN = "client-delivery-admin-token-0123"
@@ -99,11 +100,6 @@ def next_event(events: Iterator[tuple[str, str]], *names: str) -> tuple[str, Any
         if name in names:
             return name, json.loads(data) if data.strip() else None
     raise AssertionError(f"the stream ended before an event in {names}")
-
-
-def ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, f"{response.request.url}: {response.text}"
-    return response.json() if response.content else None
 
 
 def seed(api: httpx.Client) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Test support for the relay: `flagstaff serve` (the upstream) and `flagstaff relay` as real
-processes on loopback ports they keep across restarts, the management calls that seed a project,
-and the official LaunchDarkly Python SDK pointed at a relay.
+processes on loopback ports they keep across restarts, relay configuration, and an event upstream
+that de-duplicates (management calls and the official SDK come from tests/management.py).
 
 Shared by the relay tests, the relay e2e test and bench/relay.py; asserts nothing about Flagstaff.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from ldclient.client import LDClient
-from ldclient.config import Config
+import management
+from management import Keys
 from servers import FlagstaffProcess, ServeProcess, free_port, serve_in_thread
 
 ADMIN = "relay-test-admin-token-0123456789"
@@ -28,13 +28,6 @@ class Upstream(ServeProcess):
 
     name: str = "flagstaff"
     admin_token: str | None = ADMIN
-
-
-@dataclass
-class Keys:
-    sdk_key: str
-    mobile_key: str
-    client_side_id: str
 
 
 @dataclass(kw_only=True)
@@ -103,63 +96,9 @@ client_side_id = "{keys.client_side_id}"
 """
 
 
-# the management API -----------------------------------------------------------------------------
-
-
-def ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, f"{response.request.method} {response.url}: {response.text}"
-    return response.json() if response.content else None
-
-
 def admin_client(server: FlagstaffProcess) -> httpx.Client:
-    return httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=30)
-
-
-def create_project(api: httpx.Client, key: str = "shop") -> Keys:
-    """A project with one environment `production`; returns its credentials."""
-    environments = [{"key": "production", "name": "Production", "color": "417505"}]
-    body = {"key": key, "name": key.title(), "environments": environments}
-    env = ok(api.post("/api/v2/projects", json=body))["environments"][0]
-    return Keys(sdk_key=env["apiKey"], mobile_key=env["mobileKey"], client_side_id=env["_id"])
-
-
-def create_flag(api: httpx.Client, key: str, project: str = "shop") -> None:
-    """A flag with variations "on" and "off": new flags are off (serving "off")."""
-    variations = [{"value": "on"}, {"value": "off"}]
-    body = {"key": key, "name": key, "variations": variations}
-    ok(api.post(f"/api/v2/flags/{project}", json=body))
-
-
-def switch(api: httpx.Client, key: str, *, on: bool, project: str = "shop") -> None:
-    patch = [{"op": "replace", "path": "/environments/production/on", "value": on}]
-    ok(api.patch(f"/api/v2/flags/{project}/{key}", json=patch))
-
-
-def delete_flag(api: httpx.Client, key: str, project: str = "shop") -> None:
-    response = api.delete(f"/api/v2/flags/{project}/{key}")
-    assert response.status_code == 204, response.text
-
-
-def served_flags(url: str, sdk_key: str) -> dict[str, Any]:
-    """The flags `/sdk/latest-all` serves, failing on anything but 200."""
-    response = httpx.get(f"{url}/sdk/latest-all", headers={"Authorization": sdk_key}, timeout=10)
-    assert response.status_code == 200, f"{response.status_code}: {response.text}"
-    flags: dict[str, Any] = response.json()["flags"]
-    return flags
-
-
-def is_on(url: str, sdk_key: str, key: str) -> bool:
-    flag = served_flags(url, sdk_key).get(key)
-    return bool(flag and flag["on"])
-
-
-# the official SDK -------------------------------------------------------------------------------
-
-
-def sdk_client(url: str, sdk_key: str, **options: Any) -> LDClient:
-    settings: dict[str, Any] = {"send_events": False, "diagnostic_opt_out": True, **options}
-    config = Config(sdk_key, base_uri=url, stream_uri=url, events_uri=url, **settings)
-    return LDClient(config=config, start_wait=30)
+    """The management API of `server` with this module's admin token."""
+    return management.admin_client(server.url, ADMIN)
 
 
 # an event upstream that de-duplicates --------------------------------------------------------

@@ -11,16 +11,14 @@ from pathlib import Path
 import httpx
 import pytest
 from ldclient import Context
+from management import Keys, create_project, sdk_client
 from relay_support import (
     CATCH_UP_SECONDS,
     EventSink,
-    Keys,
     RelayProcess,
     Upstream,
     admin_client,
-    create_project,
     relay_config,
-    sdk_client,
 )
 from servers import running, wait_until
 

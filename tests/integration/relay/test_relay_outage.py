@@ -10,18 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 from ldclient import Context
-from relay_support import (
-    CATCH_UP_SECONDS,
-    RelayProcess,
-    Upstream,
-    admin_client,
-    create_flag,
-    create_project,
-    is_on,
-    relay_config,
-    sdk_client,
-    switch,
-)
+from management import create_flag, create_project, is_on, sdk_client, switch
+from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
 from servers import running, wait_until
 
 pytestmark = [pytest.mark.slow]

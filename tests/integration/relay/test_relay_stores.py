@@ -19,20 +19,8 @@ from ldclient.client import LDClient
 from ldclient.config import Config
 from ldclient.feature_store import CacheConfig
 from ldclient.integrations import Redis
-from relay_support import (
-    CATCH_UP_SECONDS,
-    Keys,
-    RelayProcess,
-    Upstream,
-    admin_client,
-    create_flag,
-    create_project,
-    is_on,
-    relay_config,
-    sdk_client,
-    served_flags,
-    switch,
-)
+from management import Keys, create_flag, create_project, is_on, sdk_client, served_flags, switch
+from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
 from servers import running, wait_until
 from services import REDIS_URL, redis_client
 

@@ -1,6 +1,7 @@
 """Test support for scale-out: `flagstaff serve` as real processes (API and delivery roles) or
-in this process, a private PostgreSQL server the test may stop, a Redis database of its own, the
-management calls that seed a project, and the official Python SDK pointed at a server.
+in this process, a private PostgreSQL server the test may stop, a Redis database of its own, and
+the management calls that seed a project with this module's admin token (the rest of the
+management API and the official SDK come from tests/management.py, re-exported here).
 
 Shared by the tests in this directory; asserts nothing about Flagstaff itself.
 """
@@ -18,14 +19,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
+import management
 import redis
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
-from ldclient.client import LDClient
-from ldclient.config import Config
+from management import create_flag as create_flag
+from management import ok as ok
+from management import sdk_client as sdk_client
+from management import switch
 from prerequisites import missing_prerequisite
 from servers import ServeProcess, free_port, serve_in_thread, wait_until
 from servers import running as running
@@ -38,8 +41,8 @@ STREAM_KEY = "flagstaff:changes"
 SETTLE_SECONDS = 20.0
 """How long a test waits for a change to reach the nodes and the SDKs."""
 
-# tests/integration/ingest imports `postgres_database`, `running` and `wait_for` from here (the
-# last always with a timeout)
+# The tests here and in tests/integration/ingest import `ok`, `create_flag`, `sdk_client`,
+# `postgres_database`, `running` and `wait_for` (always given a timeout) from this module.
 wait_for = wait_until
 
 
@@ -204,54 +207,22 @@ def dead_redis_url() -> str:
     return f"redis://127.0.0.1:{free_port()}/0"
 
 
-# the management API -----------------------------------------------------------------------------
-
-
-def ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, f"{response.request.method} {response.url}: {response.text}"
-    return response.json() if response.content else None
+# the management API ---------------------------------------------------------------------------
 
 
 def admin_client(url: str) -> httpx.Client:
-    return httpx.Client(base_url=url, headers={"Authorization": ADMIN}, timeout=30)
+    """The management API at `url` with this module's admin token."""
+    return management.admin_client(url, ADMIN)
 
 
 def create_project(api: httpx.Client, key: str = "shop") -> str:
     """A project with one environment `production`; returns its SDK key."""
-    environments = [{"key": "production", "name": "Production", "color": "417505"}]
-    body = {"key": key, "name": key.title(), "environments": environments}
-    project = ok(api.post("/api/v2/projects", json=body))
-    sdk_key: str = project["environments"][0]["apiKey"]
-    return sdk_key
-
-
-def create_flag(api: httpx.Client, key: str) -> None:
-    """A flag with variations "on" and "off": new flags are off and serve their off variation
-    (the second); switched on, they serve the first."""
-    variations = [{"value": "on"}, {"value": "off"}]
-    ok(api.post("/api/v2/flags/shop", json={"key": key, "name": key, "variations": variations}))
+    return management.create_project(api, key).sdk_key
 
 
 def switch_on(api: httpx.Client, key: str, *, on: bool = True) -> None:
-    patch = [{"op": "replace", "path": "/environments/production/on", "value": on}]
-    ok(api.patch(f"/api/v2/flags/shop/{key}", json=patch))
+    switch(api, key, on=on)
 
 
 def switch_off(api: httpx.Client, key: str) -> None:
-    switch_on(api, key, on=False)
-
-
-# the official SDK -------------------------------------------------------------------------------
-
-
-def sdk_client(url: str, sdk_key: str, **options: Any) -> LDClient:
-    config = Config(
-        sdk_key,
-        base_uri=url,
-        stream_uri=url,
-        events_uri=url,
-        send_events=False,
-        diagnostic_opt_out=True,
-        **options,
-    )
-    return LDClient(config=config, start_wait=30)
+    switch(api, key, on=False)
