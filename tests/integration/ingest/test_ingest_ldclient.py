@@ -12,16 +12,14 @@ from ingest_support import evaluation_totals
 from integration.scaleout.scaleout_cluster import (
     ServerProcess,
     admin_client,
-    create_flag,
     create_project,
-    ok,
-    running,
     switch_on,
-    wait_for,
 )
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
+from management import create_flag, ok
+from servers import running, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +60,7 @@ def test_official_sdk_events_show_in_insights_with_exact_counts(tmp_path: Path) 
                 metric = ok(api.get("/api/v2/insights/shop/production/metrics/purchase"))
                 return totals == {"0": 12} and metric["events"] == 4
 
-            wait_for(arrived, timeout=30, what="the SDK's events processed")
+            wait_until(arrived, timeout=30, what="the SDK's events processed")
         finally:
             client.close()
 

@@ -25,9 +25,8 @@ from integration.scaleout.scaleout_cluster import (
     ServerProcess,
     admin_client,
     create_project,
-    running,
-    wait_for,
 )
+from servers import running, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +79,7 @@ def test_sigkill_three_times_counts_every_acknowledged_payload_once(tmp_path: Pa
         assert len(acknowledged) == PAYLOADS
 
         expected = expected_totals(payloads)
-        wait_for(
+        wait_until(
             lambda: (
                 server.status()["parts"]["ingest"]["backlog"] == 0
                 and evaluation_totals(api) == expected

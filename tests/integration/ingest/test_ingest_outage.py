@@ -26,9 +26,8 @@ from integration.scaleout.scaleout_cluster import (
     admin_client,
     create_project,
     private_postgres,
-    running,
-    wait_for,
 )
+from servers import running, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
 
@@ -90,7 +89,7 @@ def test_store_stopped_mid_send_then_exact_counts_after_recovery(tmp_path: Path)
             assert seen_down.is_set(), "the node never reported the analytics store down"
 
             expected = expected_totals(sent)
-            wait_for(
+            wait_until(
                 lambda: (
                     evaluation_totals(api) == expected
                     and server.status()["parts"]["ingest"]["backlog"] == 0

@@ -27,11 +27,10 @@ from integration.scaleout.scaleout_cluster import (
     ServerProcess,
     admin_client,
     create_project,
-    postgres_database,
     redis_database,
-    running,
-    wait_for,
 )
+from servers import running, wait_until
+from services import postgres_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
 
@@ -96,13 +95,13 @@ def run_send(main: ServerProcess, ingest: ServerProcess, sdk_key: str, api: http
     assert len(acknowledged) == PAYLOADS
 
     expected = expected_totals(payloads)
-    wait_for(
+    wait_until(
         lambda: evaluation_totals(api) == expected,
         timeout=60,
         what="every payload processed through the stream",
     )
     for node in (main, ingest):
-        wait_for(
+        wait_until(
             lambda node=node: node.status()["parts"]["ingest"]["backlog"] == 0,
             timeout=30,
             what="the journals forwarded",

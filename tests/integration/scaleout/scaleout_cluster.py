@@ -30,8 +30,7 @@ from management import ok as ok
 from management import sdk_client as sdk_client
 from management import switch
 from prerequisites import missing_prerequisite
-from servers import ServeProcess, free_port, serve_in_thread, wait_until
-from servers import running as running
+from servers import ServeProcess, free_port, serve_in_thread
 from services import REDIS_URL, redis_client
 from services import postgres_database as postgres_database
 
@@ -41,9 +40,8 @@ STREAM_KEY = "flagstaff:changes"
 SETTLE_SECONDS = 20.0
 """How long a test waits for a change to reach the nodes and the SDKs."""
 
-# The tests here and in tests/integration/ingest import `ok`, `create_flag`, `sdk_client`,
-# `postgres_database`, `running` and `wait_for` (always given a timeout) from this module.
-wait_for = wait_until
+# The tests here import `ok`, `create_flag`, `sdk_client` and `postgres_database` from this
+# module with the rest of the cluster's parts.
 
 
 @dataclass(kw_only=True)
