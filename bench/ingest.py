@@ -17,8 +17,6 @@ import asyncio
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,17 +28,12 @@ from typing import Any
 import httpx
 import orjson
 
+from bench.servers import accepts, answers, flagstaff_command, free_port, stop, wait_until
+
 OUTPUT = Path("build/bench/ingest.json")
 ADMIN = "bench-admin-token-0123456789"
 EVENTS_PER_PAYLOAD = 50
 CONTENT_LENGTH = re.compile(rb"(?i)content-length:\s*(\d+)")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def events_body(now_ms: int) -> bytes:
@@ -205,12 +198,11 @@ def run_load(port: int, sdk_key: str, seconds: float, connections: int) -> dict[
 def flagstaff(
     port: int, data_dir: Path, *extra: str, env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
-    script = Path(sys.executable).with_name("flagstaff")
     data_dir.mkdir(parents=True, exist_ok=True)
     log = (data_dir / "server.log").open("ab")
     return subprocess.Popen(
         [
-            str(script),
+            *flagstaff_command(),
             "serve",
             "--port",
             str(port),
@@ -228,15 +220,11 @@ def flagstaff(
 
 
 def wait_up(port: int, timeout: float = 120.0) -> float:
+    """Seconds until the node's `/status` answers 200."""
     started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/status", timeout=2).status_code == 200:
-                return time.monotonic() - started
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.02)
-    raise RuntimeError(f"server on {port} did not start in {timeout}s")
+    url = f"http://127.0.0.1:{port}/status"
+    wait_until(lambda: answers(url), timeout=timeout, what=f"server on {port}", interval=0.02)
+    return time.monotonic() - started
 
 
 def create_project(port: int) -> str:
@@ -259,16 +247,6 @@ def create_project(port: int) -> str:
 def status(port: int) -> dict[str, Any]:
     body: dict[str, Any] = httpx.get(f"http://127.0.0.1:{port}/status", timeout=10).json()
     return body
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 def fill_journal(directory: Path, megabytes: int) -> int:
@@ -408,22 +386,17 @@ def main() -> None:
 def drain(port: int, timeout: float) -> float:
     """Seconds until the node's processor has caught up with its journal."""
     started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if status(port)["parts"]["ingest"].get("backlog") == 0:
-            return time.monotonic() - started
-        time.sleep(0.05)
-    raise RuntimeError(f"the processor on {port} did not catch up in {timeout}s")
+    wait_until(
+        lambda: status(port)["parts"]["ingest"].get("backlog") == 0,
+        timeout=timeout,
+        what=f"the processor on {port} to catch up",
+        interval=0.05,
+    )
+    return time.monotonic() - started
 
 
 def wait_up_floor(port: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError("floor server did not start")
+    wait_until(lambda: accepts(port), timeout=timeout, what="the floor server", interval=0.02)
 
 
 if __name__ == "__main__":

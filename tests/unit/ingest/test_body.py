@@ -41,6 +41,8 @@ def test_bad_or_truncated_gzip_is_400(data: bytes) -> None:
         (b'[{"kind":"custom"},{"kind":7}]', False, "Expected `str`, got `int`", "/1/kind"),
         (b'"text"', True, "Expected `object | array`", ""),
         (b'[{"kind":"diagnostic"},[]]', True, "Expected `object`", "/1"),
+        (b'[{"kind":"custom","data":"\xff"}]', False, "not valid UTF-8", None),
+        (b'[{"kind":"\xff"}]', False, "Invalid UTF-8", None),
     ],
 )
 def test_bad_shapes_are_400_naming_the_problem(

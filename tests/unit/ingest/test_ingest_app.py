@@ -149,8 +149,8 @@ async def test_gzip_bodies_are_accepted(node: IngestNode, client: httpx.AsyncCli
 
 
 async def test_mobile_and_client_credentials_are_known_on_first_use(node: IngestNode) -> None:
-    # the first lookup builds the index; it used to read the index it had just replaced, so the
-    # first request of each key waited for the node's probe
+    # known at once from the delivery store's indexes (the first request of each such key once
+    # waited for the node's probe)
     assert node.keyring.known("mobile", MOBILE_KEY) == (PROJECT, ENVIRONMENT)
     assert node.keyring.known("client", CLIENT_ID) == (PROJECT, ENVIRONMENT)
     assert node.keyring.known("mobile", "mob-unknown") is None

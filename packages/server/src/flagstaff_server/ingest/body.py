@@ -56,7 +56,7 @@ def gunzip(data: bytes, limit: int) -> bytes:
     return out
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     """What acceptance checks of an event: an object with a string `kind`. Other members are
     skipped by the decoder (still checked as JSON) without building Python objects for them."""
 
@@ -77,6 +77,12 @@ def check_events(data: bytes, *, diagnostic: bool) -> int:
         raise BodyError(400, message, json_pointer(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise BodyError(400, f"the body is not valid JSON: {exc}") from None
+    if not data.isascii():
+        # members the decoder skips are not decoded, so their UTF-8 is checked here
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BodyError(400, f"the body is not valid UTF-8 JSON: {exc}") from None
     return 1 if isinstance(parsed, _Event) else len(parsed)
 
 

@@ -57,6 +57,8 @@ class EventPostProtocol(HttpToolsProtocol):
 
     app_source: ClassVar[AppSource]
     _awaiting_body: _Request | None = None
+    _default_head: bytes | None = None
+    """The server's default headers (`server: uvicorn`), encoded once per connection."""
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
         # `app` differs from `self.app` when uvicorn's own concurrency limit answers instead.
@@ -134,14 +136,16 @@ class EventPostProtocol(HttpToolsProtocol):
         cycle = request.cycle
         if cycle.disconnected:
             return  # the client went away; a durable payload stays, its retry is a repeat
-        head = [STATUS_LINE[answer.status]]
-        default_headers = self.server_state.default_headers
-        date = request.app.date.now()
-        for name, value in (*default_headers, (b"date", date), *answer.headers):
-            head += (name, b": ", value, b"\r\n")
+        if self._default_head is None:
+            self._default_head = b"".join(
+                b"%s: %s\r\n" % header for header in self.server_state.default_headers
+            )
+        head = [STATUS_LINE[answer.status], self._default_head, b"date: ", request.app.date.now()]
+        for name, value in answer.headers:
+            head += (b"\r\n", name, b": ", value)
         if not cycle.keep_alive:
-            head.append(b"connection: close\r\n")
-        head.append(b"content-length: %d\r\n\r\n" % len(answer.body))
+            head.append(b"\r\nconnection: close")
+        head.append(b"\r\ncontent-length: %d\r\n\r\n" % len(answer.body))
         head.append(answer.body)
         self.transport.write(b"".join(head))
         if cycle.access_log:

@@ -92,8 +92,11 @@ class Journal:
         self._fd = -1
         self._pending: list[Record] = []
         self._pending_bytes = 0
+        self._stored_bytes = 0
+        """The segments' sizes summed; changed under the lock, read without it."""
         self._waiters: list[asyncio.Future[int]] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._flushing = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
 
@@ -139,6 +142,7 @@ class Journal:
                     handle.truncate(found.valid_bytes)
                     os.fsync(handle.fileno())
             self.segments.append(Segment(first, path, found.valid_bytes))
+        self._stored_bytes = sum(segment.size for segment in self.segments)
         self.next_seq = max(last_seq + 1, floor)
         self.durable_seq = self.next_seq - 1
         if not self.segments:
@@ -173,8 +177,8 @@ class Journal:
 
     @property
     def size_bytes(self) -> int:
-        with self._lock:
-            return sum(segment.size for segment in self.segments) + self._pending_bytes
+        """Bytes in the log, plus those queued for the next write (asked on every request)."""
+        return self._stored_bytes + self._pending_bytes
 
     async def append(
         self,
@@ -224,7 +228,10 @@ class Journal:
             payload_id=payload_id,
             payload=payload,
         )
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            # asked once: each `get_running_loop` costs a getpid() system call (fork check)
+            loop = self._loop = asyncio.get_running_loop()
         future: asyncio.Future[int] = loop.create_future()
         self._pending.append(item)
         self._pending_bytes += len(payload) + FRAME_OVERHEAD
@@ -289,6 +296,7 @@ class Journal:
             raise
         with self._lock:
             active.size += size
+            self._stored_bytes += size
 
     # reading and releasing ---------------------------------------------------------------------
 
@@ -311,6 +319,7 @@ class Journal:
         with self._lock:
             while len(self.segments) > 1 and self.segments[1].first_seq <= through_seq + 1:
                 removed.append(self.segments.pop(0))
+                self._stored_bytes -= removed[-1].size
         for segment in removed:
             with contextlib.suppress(FileNotFoundError):
                 segment.path.unlink()

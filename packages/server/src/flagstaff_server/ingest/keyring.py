@@ -21,8 +21,6 @@ class Keyring:
     def __init__(self, node: DeliveryNode, *, wall: Callable[[], float] = time.time) -> None:
         self.node = node
         self.wall = wall
-        self._mobile: dict[str, Found] = {}
-        self._client: dict[str, Found] = {}
 
     async def find(self, kind: CredentialKind, value: str) -> Lookup:
         """The environment, "unknown" (401) or "unavailable": not known and the node could not
@@ -43,37 +41,15 @@ class Keyring:
         return self._lookup(kind, value) if value else None
 
     def _lookup(self, kind: CredentialKind, value: str) -> Found | None:
+        # the delivery store's own indexes: SDK and mobile keys (retired ones until they expire)
+        # and client-side ids, the same answers delivery gives for these credentials
+        store = self.node.store
         if kind == "sdk":
-            env = self.node.store.find(value, self.wall())
-            if env is None or not self.node.serves(env):
-                return None
-            return env.project, env.key
-        found = self._index(kind).get(value)
-        if found is None or not self._matches(kind, value, found):
-            self._reindex()
-            found = self._index(kind).get(value)  # the new index: `_reindex` replaces both
-        return found
-
-    def _index(self, kind: CredentialKind) -> dict[str, Found]:
-        return self._mobile if kind == "mobile" else self._client
-
-    def _matches(self, kind: CredentialKind, value: str, found: Found) -> bool:
-        env = self.node.store.get(*found)
-        if env is None or env.credentials is None or not self.node.serves(env):
-            return False
-        credentials = env.credentials
-        current = credentials.mobile_key if kind == "mobile" else credentials.client_side_id
-        return current == value
-
-    def _reindex(self) -> None:
-        mobile: dict[str, Found] = {}
-        client: dict[str, Found] = {}
-        for env in self.node.store.environments.values():
-            credentials = env.credentials
-            if credentials is None or not self.node.serves(env):
-                continue
-            if credentials.mobile_key:
-                mobile[credentials.mobile_key] = (env.project, env.key)
-            if credentials.client_side_id:
-                client[credentials.client_side_id] = (env.project, env.key)
-        self._mobile, self._client = mobile, client
+            env = store.find(value, self.wall())
+        elif kind == "mobile":
+            env = store.find_mobile(value, self.wall())
+        else:
+            env = store.find_client_side(value)
+        if env is None or not self.node.serves(env):
+            return None
+        return env.project, env.key
