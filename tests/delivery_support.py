@@ -239,3 +239,25 @@ def read_events(lines: Iterator[str], until: Callable[[str, Any], bool]) -> list
                 return events
             name = ""
     raise AssertionError(f"stream ended after {events}")
+
+
+class FixedFeed:
+    """A change feed that serves a fixed backlog, then stays silent."""
+
+    def __init__(self, changes: list[Change]) -> None:
+        self.changes = changes
+
+    def publish(self, seq: int) -> None:
+        return None
+
+    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
+        for item in self.changes:
+            if item.seq > after_seq:
+                yield item
+        await asyncio.Event().wait()
+
+    async def latest_seq(self) -> int:
+        return self.changes[-1].seq
+
+    async def aclose(self) -> None:
+        return None

@@ -40,6 +40,18 @@ def free_port() -> int:
         return port
 
 
+async def eventually(
+    predicate: Callable[[], object], *, within: float = 5.0, what: str = ""
+) -> None:
+    """`wait_until` for a test's event loop: poll `predicate` every 5 ms, yielding to the loop,
+    until it returns something true; fail naming `what` after `within` seconds."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within}s waiting for {what or predicate}")
+        await asyncio.sleep(0.005)
+
+
 def wait_until(
     predicate: Callable[[], object],
     *,

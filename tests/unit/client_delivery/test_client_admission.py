@@ -4,18 +4,16 @@ fresh-evaluation budget (503 + Retry-After for evalx, 429 + Retry-After for OFRE
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
-from delivery_support import ENVIRONMENT, SDK_KEY, change, environment, flag
+from delivery_support import ENVIRONMENT, SDK_KEY, FixedFeed, change, environment, flag
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.admission import Admission, Limits
 from flagstaff_server.delivery.client_side import ClientDelivery
-from flagstaff_server.services.ports import Change
+from servers import eventually
 
 AUTH = {"Authorization": SDK_KEY}
 SIGNUP_INSTANT = 1_700_000_000_000
@@ -28,28 +26,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-class FixedFeed:
-    """Serves a fixed backlog, then waits forever."""
-
-    def __init__(self, changes: list[Change]) -> None:
-        self.changes = changes
-
-    def publish(self, seq: int) -> None:
-        return None
-
-    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
-        for item in self.changes:
-            if item.seq > after_seq:
-                yield item
-        await asyncio.Event().wait()
-
-    async def latest_seq(self) -> int:
-        return self.changes[-1].seq
-
-    async def aclose(self) -> None:
-        return None
 
 
 def after_flag() -> dict[str, Any]:
@@ -84,15 +60,6 @@ def evalx_path(context: dict[str, Any]) -> str:
 
 def user(key: str, **attributes: Any) -> dict[str, Any]:
     return {"kind": "user", "key": key, **attributes}
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    """Poll `predicate` for up to 5 s."""
-    for _ in range(1000):
-        if predicate():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition not reached in 5 s")
 
 
 def node_with(clock: FakeClock, **limits: Any) -> DeliveryNode:
@@ -150,7 +117,7 @@ async def test_new_contexts_beyond_the_budget_get_503_while_cached_ones_pass() -
         httpx.AsyncClient(transport=client_app, base_url="http://n") as client,
         httpx.AsyncClient(transport=httpx.ASGITransport(app=node.app), base_url="http://n") as ops,
     ):
-        await until(lambda: node.current)
+        await eventually(lambda: node.current)
         first = await client.get(evalx_path(user("u1")), headers=AUTH)
         assert first.status_code == 200
         assert (await client.get(evalx_path(user("u2")), headers=AUTH)).status_code == 200
@@ -181,7 +148,7 @@ async def test_ofrep_evaluations_beyond_the_budget_get_429_with_retry_after() ->
     node = node_with(clock, evaluations_per_second=1, evaluation_burst=1)
     transport = httpx.ASGITransport(app=ClientDelivery(node))
     async with node.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://n") as c:
-        await until(lambda: node.current)
+        await eventually(lambda: node.current)
         body = {"context": {"targetingKey": "u1"}}
         first = await c.post("/ofrep/v1/evaluate/flags", json=body, headers=AUTH)
         assert first.status_code == 200
@@ -204,7 +171,7 @@ async def test_before_after_results_and_etags_follow_the_context_not_the_clock()
     node = node_with(clock)
     transport = httpx.ASGITransport(app=ClientDelivery(node))
     async with node.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://n") as c:
-        await until(lambda: node.current)
+        await eventually(lambda: node.current)
         late = user("u1", signup=SIGNUP_INSTANT + 1)
         early = user("u1", signup=SIGNUP_INSTANT - 1)
         on_time = user("u1", signup=SIGNUP_INSTANT)  # equal instants match neither operator

@@ -4,7 +4,7 @@ current node, 503 otherwise; ETag/304 and gzip; disk round trip; environment cha
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -14,6 +14,7 @@ from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY, change, environment,
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.admission import Limits
 from flagstaff_server.services.ports import Change
+from servers import eventually
 
 
 class FakeFeed:
@@ -54,15 +55,6 @@ def _client(node: DeliveryNode) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=node.app), base_url="http://n")
 
 
-async def _until(predicate: Callable[[], bool]) -> None:
-    """Poll `predicate` for up to 5 s."""
-    for _ in range(1000):
-        if predicate():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition not reached in 5 s")
-
-
 def _config(tmp_path: Path | None = None, **limits: float) -> DeliveryConfig:
     return DeliveryConfig(
         data_dir=tmp_path,
@@ -77,7 +69,7 @@ def _config(tmp_path: Path | None = None, **limits: float) -> DeliveryConfig:
 async def test_a_current_node_serves_the_data_set_with_etag_and_gzip() -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config())
     async with node.lifespan(), _client(node) as client:
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         first = await client.get("/sdk/latest-all", headers={"Authorization": SDK_KEY})
         assert first.status_code == 200
         assert first.json() == {"flags": {"a": flag("a")}, "segments": {"s": segment("s")}}
@@ -106,7 +98,7 @@ async def test_a_current_node_serves_the_data_set_with_etag_and_gzip() -> None:
 async def test_an_unknown_key_is_401_only_once_the_node_is_current() -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config())
     async with node.lifespan(), _client(node) as client:
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         response = await client.get("/sdk/latest-all", headers={"Authorization": "sdk-nope"})
         assert response.status_code == 401
         assert response.headers["content-type"] == "application/problem+json"
@@ -127,12 +119,12 @@ async def test_a_key_from_a_newer_environment_is_found_by_the_probe_not_refused(
     feed = FakeFeed(BACKLOG[:2])
     node = DeliveryNode(feed, _config())
     async with node.lifespan(), _client(node) as client:
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         later = change(4, "environment", "staging", environment("sdk-staging"), env="staging")
         feed.changes.append(later)
 
         async def arrive() -> None:
-            await _until(lambda: node.counts["probe"] >= 1)
+            await eventually(lambda: node.counts["probe"] >= 1)
             node.apply(later)
 
         arrival = asyncio.create_task(arrive())
@@ -146,7 +138,7 @@ async def test_when_the_probe_cannot_reach_the_feed_an_unknown_key_gets_503() ->
     feed = FakeFeed(BACKLOG)
     node = DeliveryNode(feed, _config())
     async with node.lifespan(), _client(node) as client:
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         feed.broken = True
         response = await client.get("/sdk/latest-all", headers={"Authorization": "sdk-nope"})
         assert response.status_code == 503
@@ -155,7 +147,7 @@ async def test_when_the_probe_cannot_reach_the_feed_an_unknown_key_gets_503() ->
 async def test_full_payloads_beyond_the_rate_get_503_but_304s_still_pass() -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config(full_sends_per_second=0.001, full_send_burst=1))
     async with node.lifespan(), _client(node) as client:
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         auth = {"Authorization": SDK_KEY}
         first = await client.get("/sdk/latest-all", headers=auth)
         assert first.status_code == 200
@@ -174,7 +166,7 @@ async def test_full_payloads_beyond_the_rate_get_503_but_304s_still_pass() -> No
 async def test_fdv2_poll_answers_a_current_basis_with_intent_none() -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config())
     async with node.lifespan(), _client(node) as client:
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         auth = {"Authorization": SDK_KEY}
         full = (await client.get("/sdk/poll", headers=auth)).json()["events"]
         assert full[0]["data"]["payloads"][0]["intentCode"] == "xfer-full"
@@ -191,7 +183,7 @@ async def test_fdv2_poll_answers_a_current_basis_with_intent_none() -> None:
 async def test_an_environment_deletion_removes_its_key() -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config())
     async with node.lifespan(), _client(node) as client:
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         node.apply(change(9, "environment", ENVIRONMENT, None))
         response = await client.get("/sdk/latest-all", headers={"Authorization": SDK_KEY})
         assert response.status_code == 401
@@ -204,7 +196,7 @@ async def test_invalid_items_are_dropped_and_counted() -> None:
 
     node = DeliveryNode(FakeFeed(BACKLOG), _config(), check=check)
     async with node.lifespan():
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         node.apply(change(4, "flag", "bad", {"key": "bad", "version": 1}))
         assert node.counts["change_invalid"] == 1
         assert "bad" not in node.store.get(PROJECT, ENVIRONMENT).snapshot.flags  # type: ignore[union-attr]
@@ -215,10 +207,12 @@ async def test_snapshots_written_to_disk_are_served_at_once_with_the_feed_down(
 ) -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config(tmp_path))
     async with node.lifespan():
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         node.apply(change(4, "flag", "a", flag("a", 2, on=False)))
-        await _until(lambda: (tmp_path / "position.json").exists() and node.counts["persist"] > 0)
-        await _until(
+        await eventually(
+            lambda: (tmp_path / "position.json").exists() and node.counts["persist"] > 0
+        )
+        await eventually(
             lambda: orjson.loads((tmp_path / "position.json").read_bytes())["position"] == 4
         )
 
@@ -238,14 +232,14 @@ async def test_snapshots_written_to_disk_are_served_at_once_with_the_feed_down(
 async def test_a_corrupt_snapshot_file_makes_the_node_replay_the_feed(tmp_path: Path) -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config(tmp_path))
     async with node.lifespan():
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         node.apply(change(4, "flag", "b", flag("b")))
-        await _until(lambda: (tmp_path / "position.json").exists())
+        await eventually(lambda: (tmp_path / "position.json").exists())
     (tmp_path / "environments" / "garbage~x.json").write_bytes(b"{not json")
     again = DeliveryNode(FakeFeed(BACKLOG), _config(tmp_path))
     async with again.lifespan():
         assert again.position == 0
-        await _until(lambda: again.current)
+        await eventually(lambda: again.current)
         assert again.position == 3
         assert set(again.store.get(PROJECT, ENVIRONMENT).snapshot.flags) == {"a", "b"}  # type: ignore[union-attr]
 
@@ -261,7 +255,7 @@ async def test_writes_are_refused_with_405(method: str) -> None:
 async def test_by_default_items_the_core_cannot_decode_are_never_served() -> None:
     node = DeliveryNode(FakeFeed(BACKLOG), _config())
     async with node.lifespan():
-        await _until(lambda: node.current)
+        await eventually(lambda: node.current)
         node.apply(change(4, "flag", "bad", {"key": "bad", "version": 1, "on": "yes"}))
         assert node.counts["change_invalid"] == 1
         env = node.store.get(PROJECT, ENVIRONMENT)

@@ -7,21 +7,21 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from delivery_support import ENVIRONMENT, change, environment
-from endpoint_support import Feed, until
+from delivery_support import ENVIRONMENT, FixedFeed, change, environment
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest.analytics import AnalyticsStore
+from servers import eventually
 
 
 @pytest.fixture
 async def node(tmp_path: Path) -> AsyncIterator[IngestNode]:
     delivery = DeliveryNode(
-        Feed([change(1, "environment", ENVIRONMENT, environment())]),
+        FixedFeed([change(1, "environment", ENVIRONMENT, environment())]),
         DeliveryConfig(probe_interval_seconds=0.0, probe_timeout_seconds=0.5),
     )
     await delivery.start()
-    await until(lambda: delivery.current)
+    await eventually(lambda: delivery.current)
     ingest = IngestNode(
         IngestConfig(data_dir=tmp_path / "ingest", max_body_bytes=100_000),
         delivery=delivery,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,41 +15,10 @@ import uvicorn
 from delivery_support import SDK_KEY
 from flagstaff_server.ingest.asgi import IngestApp
 from flagstaff_server.ingest.connection import with_event_posts
-from flagstaff_server.services.ports import Change
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 CLIENT_ID = "0" * 24
 MOBILE_KEY = "mob-x"
-
-
-class Feed:
-    """One environment change, then silence."""
-
-    def __init__(self, changes: list[Change]) -> None:
-        self.changes = changes
-
-    def publish(self, seq: int) -> None:
-        return None
-
-    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
-        for item in self.changes:
-            if item.seq > after_seq:
-                yield item
-        await asyncio.Event().wait()
-
-    async def latest_seq(self) -> int:
-        return self.changes[-1].seq
-
-    async def aclose(self) -> None:
-        return None
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    for _ in range(1000):
-        if predicate():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition not reached in 5 s")
 
 
 def summary(count: int, variation: int = 0) -> bytes:

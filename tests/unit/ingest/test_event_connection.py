@@ -19,9 +19,9 @@ from endpoint_support import (
     headers,
     served_with_counts,
     summary,
-    until,
 )
 from flagstaff_server.ingest import IngestNode
+from servers import eventually
 
 
 @pytest.fixture
@@ -134,7 +134,7 @@ async def test_a_client_gone_before_the_fsync_leaves_a_durable_payload_and_a_wor
     async with connection(server) as (_, writer):
         writer.write(raw_post("gone", summary(1)))
         await writer.drain()
-    await until(lambda: node.journal.durable_seq == 1)
+    await eventually(lambda: node.journal.durable_seq == 1)
     async with httpx.AsyncClient(base_url=server.base_url) as client:
         retry = await client.post("/bulk", content=summary(1), headers=headers("gone"))
     assert retry.status_code == 202

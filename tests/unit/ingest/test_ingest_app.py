@@ -14,8 +14,9 @@ import httpx
 import orjson
 import pytest
 from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY
-from endpoint_support import CLIENT_ID, MOBILE_KEY, headers, served, summary, until
+from endpoint_support import CLIENT_ID, MOBILE_KEY, headers, served, summary
 from flagstaff_server.ingest import IngestNode
+from servers import eventually
 
 
 @pytest.fixture(params=["asgi", "connection"])
@@ -45,7 +46,7 @@ async def test_accepted_with_date_and_repeated_ids_counted_once(
         assert response.status_code == 202
         assert "date" in response.headers
     assert node.journal.durable_seq == 1
-    await until(lambda: counted(node) == {"0": 4})
+    await eventually(lambda: counted(node) == {"0": 4})
 
 
 async def test_a_repeat_while_the_first_append_is_in_flight_waits_for_it(
@@ -76,7 +77,7 @@ async def test_mobile_and_browser_credentials_and_diagnostics(
         assert response.status_code == 202
     response = await client.post(f"/events/diagnostic/{CLIENT_ID}", content=diagnostic)
     assert response.status_code == 202
-    await until(lambda: counted(node) == {"0": 4})
+    await eventually(lambda: counted(node) == {"0": 4})
 
 
 async def test_cors_preflight_allows_the_sdk_headers(client: httpx.AsyncClient) -> None:
@@ -135,7 +136,7 @@ async def test_refusals_leave_accepted_payloads_alone(
     assert shape["path"] == ""
     assert "Expected `array`, got `object`" in shape["detail"]
     assert node.journal.durable_seq == 1
-    await until(lambda: counted(node) == {"0": 5})
+    await eventually(lambda: counted(node) == {"0": 5})
 
 
 async def test_gzip_bodies_are_accepted(node: IngestNode, client: httpx.AsyncClient) -> None:
@@ -145,7 +146,7 @@ async def test_gzip_bodies_are_accepted(node: IngestNode, client: httpx.AsyncCli
         headers={**headers("gz"), "Content-Encoding": "gzip"},
     )
     assert response.status_code == 202
-    await until(lambda: counted(node) == {"1": 3})
+    await eventually(lambda: counted(node) == {"1": 3})
 
 
 async def test_mobile_and_client_credentials_are_known_on_first_use(node: IngestNode) -> None:
