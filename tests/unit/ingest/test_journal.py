@@ -11,7 +11,7 @@ from flagstaff_server.ingest.record import Kind
 
 
 async def append(journal: Journal, n: int, size: int = 100) -> int:
-    return await journal.append(
+    return await journal.submit(
         kind=Kind.ANALYTICS,
         project="shop",
         environment="production",

@@ -180,28 +180,6 @@ class Journal:
         """Bytes in the log, plus those queued for the next write (asked on every request)."""
         return self._stored_bytes + self._pending_bytes
 
-    async def append(
-        self,
-        *,
-        kind: Kind,
-        project: str,
-        environment: str,
-        payload_id: str,
-        payload: bytes,
-        received_ms: int,
-    ) -> int:
-        """Append one record and return its seq once it is on disk (fsync'd). Raises OSError when
-        the write failed; the record is then not in the log."""
-        durable = self.submit(
-            kind=kind,
-            project=project,
-            environment=environment,
-            payload_id=payload_id,
-            payload=payload,
-            received_ms=received_ms,
-        )
-        return await durable
-
     def submit(
         self,
         *,

@@ -149,28 +149,6 @@ class IngestNode:
     def over_budget(self) -> bool:
         return self.journal.size_bytes > self.config.disk_budget_bytes
 
-    async def accept(
-        self,
-        *,
-        kind: Kind,
-        project: str,
-        environment: str,
-        payload_id: str | None,
-        payload: bytes,
-    ) -> None:
-        """Return once the payload is durable: appended and fsync'd, or a repeat of a payload
-        that is (a repeat of one in flight waits for it). Raises OSError when the journal
-        cannot be written."""
-        durable = self.submit(
-            kind=kind,
-            project=project,
-            environment=environment,
-            payload_id=payload_id,
-            payload=payload,
-        )
-        if durable is not None:
-            await durable
-
     def submit(
         self,
         *,
@@ -209,7 +187,9 @@ class IngestNode:
     async def _after(self, in_flight: asyncio.Future[int], **payload: Any) -> None:
         with contextlib.suppress(OSError):
             await asyncio.shield(in_flight)
-        await self.accept(**payload)
+        durable = self.submit(**payload)
+        if durable is not None:
+            await durable
 
     def _append(
         self,
