@@ -94,6 +94,26 @@ def test_events_sent_while_upstream_is_down_arrive_exactly_once(tmp_path: Path) 
         bad = _post(relay, "/bulk", b'{"kind":"custom"}', Authorization=KEYS.sdk_key)
         assert bad.status_code == 400
         assert "array" in bad.json()["message"]
+        # the same checks and answers as flagstaff serve's endpoints (ingest/body.py, asgi.py)
+        assert bad.headers["content-type"] == "application/problem+json"
+        assert bad.json()["path"] == ""
+        kindless = _post(relay, "/bulk", b'[{"key":"x"}]', Authorization=KEYS.sdk_key)
+        assert (kindless.status_code, kindless.json()["path"]) == (400, "/0")
+        truncated = _post(
+            relay,
+            "/bulk",
+            gzip.compress(b'[{"kind":"custom"}]')[:-6],
+            Authorization=KEYS.sdk_key,
+            **{"Content-Encoding": "gzip"},
+        )
+        assert truncated.status_code == 400
+        assert "truncated" in truncated.json()["message"]
+        preflight = httpx.options(
+            f"{relay.url}/events/bulk/{KEYS.client_side_id}",
+            headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST"},
+        )
+        assert preflight.status_code == 200
+        assert "Date" in preflight.headers["access-control-expose-headers"]
         assert relay.status()["events"]["spooled"] == 6
 
         sdk = sdk_client(relay.url, KEYS.sdk_key, send_events=True)

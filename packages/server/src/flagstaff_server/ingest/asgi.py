@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from flagstaff_server.delivery.asgi import sdk_key_of
 from flagstaff_server.http.problem import problem_body
 from flagstaff_server.ingest.body import BodyError, check_events, gunzip, read_body
 from flagstaff_server.ingest.keyring import CredentialKind, Found
@@ -47,15 +48,6 @@ CORS_ALLOW_HEADERS = (
 
 def handles(path: str) -> bool:
     return path in ROUTES or path.startswith(tuple(BROWSER))
-
-
-def credential_of(header: bytes) -> str:
-    """The key from an Authorization value: raw (what SDKs send), `api_key` or `Bearer`."""
-    value = header.decode("latin-1").strip()
-    scheme, _, rest = value.partition(" ")
-    if rest and scheme.lower() in ("api_key", "bearer"):
-        return rest.strip()
-    return value
 
 
 class HttpDate:
@@ -97,7 +89,7 @@ def target_of(method: str, path: str, headers: dict[bytes, bytes]) -> Target | A
     cors: Headers = []
     if path in ROUTES:
         credential_kind, kind = ROUTES[path]
-        credential = credential_of(headers.get(b"authorization", b""))
+        credential = sdk_key_of(headers.get(b"authorization", b""))
     else:
         prefix = next((p for p in BROWSER if path.startswith(p)), None)
         if prefix is None:
@@ -219,10 +211,15 @@ class IngestApp:
         return problem(503, "service_unavailable", message, [*cors, (b"retry-after", retry)])
 
     async def send(self, send: Send, answer: Answer) -> None:
-        length = str(len(answer.body)).encode()
-        headers = [(b"date", self.date.now()), (b"content-length", length), *answer.headers]
-        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-        await send({"type": "http.response.body", "body": answer.body})
+        await send_answer(send, answer, self.date.now())
+
+
+async def send_answer(send: Send, answer: Answer, date: bytes) -> None:
+    """Send a whole Answer through ASGI, with its Date and Content-Length."""
+    length = b"%d" % len(answer.body)
+    headers = [(b"date", date), (b"content-length", length), *answer.headers]
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer.body})
 
 
 def cors_headers(headers: dict[bytes, bytes]) -> Headers:
