@@ -8,6 +8,7 @@
     │   └── VersionConflict             an optimistic-concurrency check failed
     │       └── LostRace                    another writer committed between read and write
     ├── InvalidInput              400  malformed request
+    │   ├── MalformedJson               the body is not JSON at all
     │   └── ValidationError             invalid data at a JSON pointer `path`
     ├── Unauthorized              401  no valid credential
     ├── Forbidden                 403  valid credential, insufficient role or scope
@@ -53,6 +54,13 @@ class LostRace(VersionConflict):
 
 class InvalidInput(FlagstaffError):
     code = "invalid_request"
+
+
+class MalformedJson(InvalidInput):
+    """A body declared JSON that does not parse; the same `invalid_json` code FastAPI's own body
+    parsing answers on the other routes."""
+
+    code = "invalid_json"
 
 
 class ValidationError(InvalidInput):

@@ -11,7 +11,7 @@ import orjson
 from fastapi import Request
 from starlette.responses import Response
 
-from flagstaff_server.errors import InvalidInput, UnsupportedMediaType
+from flagstaff_server.errors import InvalidInput, MalformedJson, UnsupportedMediaType
 from flagstaff_server.http.api.content import is_json
 
 SEMANTIC_PATCH_MODEL = "launchdarkly.semanticpatch"
@@ -30,7 +30,7 @@ async def read_json(request: Request) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise InvalidInput(f"malformed JSON body: {exc}", path="") from exc
+        raise MalformedJson(f"malformed JSON body: {exc}", path="") from exc
 
 
 def is_semantic_patch(request: Request) -> bool:
