@@ -9,14 +9,75 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
-from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.analytics import AnalyticsStore, Committed
 from flagstaff_server.ingest.journal import Journal, JournalReader
 
 log = logging.getLogger(__name__)
 
 
-class Processor:
+class Consumer:
+    """What both processors share: a pass that runs until something fails (`_consume`), retried
+    with doubling delays while the store (or the stream) is down, and the sweep of processed
+    payload ids past their retention window."""
+
+    def __init__(
+        self,
+        analytics: AnalyticsStore,
+        *,
+        retry_seconds: float = 0.5,
+        retry_max_seconds: float = 10.0,
+        payload_retention_ms: int = 24 * 3_600_000,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.analytics = analytics
+        self.retry_seconds = retry_seconds
+        self.retry_max_seconds = retry_max_seconds
+        self.payload_retention_ms = payload_retention_ms
+        self.wall = wall
+        self.counts: Counter[str] = Counter()
+        self.store_ok = False
+        self._delay = retry_seconds
+        self._next_forget = 0.0
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self._consume()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.store_ok = False
+                self.counts["error"] += 1
+                log.warning("event processing failed, retrying in %.1fs: %s", self._delay, exc)
+                await asyncio.sleep(self._delay)
+                self._delay = min(self._delay * 2, self.retry_max_seconds)
+
+    async def _consume(self) -> None:
+        raise NotImplementedError
+
+    def _committed(self, committed: Committed) -> None:
+        self.store_ok = True
+        self._delay = self.retry_seconds
+        self.counts["payloads"] += committed.payloads
+        self.counts["duplicates"] += committed.duplicates
+
+    async def _housekeep(self) -> None:
+        """Drop processed payload ids past the retention window (at most once a minute)."""
+        now = self.wall()
+        if now < self._next_forget:
+            return
+        self._next_forget = now + 60
+        before = int(now * 1000) - self.payload_retention_ms
+        self.counts["ids_forgotten"] += await asyncio.to_thread(
+            self.analytics.forget_payloads, before
+        )
+
+
+class Processor(Consumer):
+    """The local journal's consumer: commits each batch with the node's position."""
+
     def __init__(
         self,
         journal: Journal,
@@ -25,43 +86,17 @@ class Processor:
         node_id: str,
         batch_records: int = 500,
         idle_seconds: float = 0.05,
-        retry_seconds: float = 0.5,
-        retry_max_seconds: float = 10.0,
-        payload_retention_ms: int = 24 * 3_600_000,
-        wall: Callable[[], float] = time.time,
+        **retry: Any,
     ) -> None:
+        super().__init__(analytics, **retry)
         self.journal = journal
-        self.analytics = analytics
         self.node_id = node_id
         self.batch_records = batch_records
         self.idle_seconds = idle_seconds
-        self.retry_seconds = retry_seconds
-        self.retry_max_seconds = retry_max_seconds
-        self.payload_retention_ms = payload_retention_ms
-        self.wall = wall
-        self.counts: Counter[str] = Counter()
         self.position = -1
         """The committed journal seq (-1 until read from the store)."""
-        self.store_ok = False
-        self._next_forget = 0.0
 
-    async def run(self) -> None:
-        delay = self.retry_seconds
-        while True:
-            try:
-                await self._process()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.store_ok = False
-                self.counts["error"] += 1
-                log.warning("event processing failed, retrying in %.1fs: %s", delay, exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.retry_max_seconds)
-            else:
-                delay = self.retry_seconds
-
-    async def _process(self) -> None:
+    async def _consume(self) -> None:
         position = await asyncio.to_thread(self.analytics.position, self.node_id)
         self.store_ok = True
         self.position = position
@@ -77,18 +112,6 @@ class Processor:
             committed = await asyncio.to_thread(
                 self.analytics.commit, self.node_id, records, now_ms=now_ms
             )
-            self.store_ok = True
             self.position = records[-1].seq
-            self.counts["payloads"] += committed.payloads
-            self.counts["duplicates"] += committed.duplicates
+            self._committed(committed)
             await asyncio.to_thread(self.journal.release, self.position)
-
-    async def _housekeep(self) -> None:
-        now = self.wall()
-        if now < self._next_forget:
-            return
-        self._next_forget = now + 60
-        before = int(now * 1000) - self.payload_retention_ms
-        self.counts["ids_forgotten"] += await asyncio.to_thread(
-            self.analytics.forget_payloads, before
-        )

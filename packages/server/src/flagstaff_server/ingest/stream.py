@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import redis
 from flagstaff_server.ingest import record as framing
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.journal import Journal, JournalReader
+from flagstaff_server.ingest.processor import Consumer
 from flagstaff_server.ingest.record import Record
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ class Forwarder:
         scratch.replace(self.position_file)
 
 
-class StreamProcessor:
+class StreamProcessor(Consumer):
     """One consumer of the group: its own unacknowledged entries first (after a restart), then
     entries idle too long at other consumers, then new ones."""
 
@@ -126,67 +126,33 @@ class StreamProcessor:
         group: str = GROUP,
         batch: int = 500,
         block_ms: int = 500,
-        retry_seconds: float = 0.5,
-        retry_max_seconds: float = 10.0,
-        payload_retention_ms: int = 24 * 3_600_000,
+        **retry: Any,
     ) -> None:
+        super().__init__(analytics, **retry)
         self.client = client
-        self.analytics = analytics
         self.consumer = consumer
         self.stream = stream
         self.group = group
         self.batch = batch
         self.block_ms = block_ms
-        self.retry_seconds = retry_seconds
-        self.retry_max_seconds = retry_max_seconds
-        self.payload_retention_ms = payload_retention_ms
-        self.counts: Counter[str] = Counter()
-        self.store_ok = False
-        self._next_forget = 0.0
 
-    async def run(self) -> None:
-        delay = self.retry_seconds
+    async def _consume(self) -> None:
+        await asyncio.to_thread(self._create_group)
+        own_pending = True
         while True:
-            try:
-                await asyncio.to_thread(self._create_group)
-                own_pending = True
-                while True:
-                    entries = await asyncio.to_thread(self._next, own_pending)
-                    if own_pending and not entries:
-                        own_pending = False
-                        continue
-                    if not entries:
-                        await self._housekeep()
-                        continue
-                    records = [decode_entry(data) for _, data in entries]
-                    now_ms = int(time.time() * 1000)
-                    committed = await asyncio.to_thread(
-                        self.analytics.commit, None, records, now_ms=now_ms
-                    )
-                    self.store_ok = True
-                    await asyncio.to_thread(self._ack, [entry_id for entry_id, _ in entries])
-                    self.counts["payloads"] += committed.payloads
-                    self.counts["duplicates"] += committed.duplicates
-                    delay = self.retry_seconds
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.store_ok = False
-                self.counts["error"] += 1
-                log.warning("stream processing failed, retrying in %.1fs: %s", delay, exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.retry_max_seconds)
-
-    async def _housekeep(self) -> None:
-        """Drop processed payload ids past the retention window (once a minute, when idle)."""
-        now = time.time()
-        if now < self._next_forget:
-            return
-        self._next_forget = now + 60
-        before = int(now * 1000) - self.payload_retention_ms
-        self.counts["ids_forgotten"] += await asyncio.to_thread(
-            self.analytics.forget_payloads, before
-        )
+            entries = await asyncio.to_thread(self._next, own_pending)
+            if own_pending and not entries:
+                own_pending = False
+                continue
+            if not entries:
+                await self._housekeep()
+                continue
+            records = [decode_entry(data) for _, data in entries]
+            now_ms = int(self.wall() * 1000)
+            committed = await asyncio.to_thread(self.analytics.commit, None, records, now_ms=now_ms)
+            self.store_ok = True
+            await asyncio.to_thread(self._ack, [entry_id for entry_id, _ in entries])
+            self._committed(committed)
 
     def _create_group(self) -> None:
         try:
