@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Engine
+
+from flagstaff_server.adapters.sql.migration import upgrade_chain
 
 VERSION_TABLE = "flagstaff_analytics_schema_version"
 SCRIPT_LOCATION = Path(__file__).with_name("migrations")
@@ -19,15 +19,4 @@ _MIGRATION_LOCK_ID = 0x466C6169
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Apply every missing migration up to `revision`; a no-op on an up-to-date database."""
-    with engine.begin() as connection:
-        _lock(connection)
-        config = Config()
-        config.set_main_option("script_location", str(SCRIPT_LOCATION))
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
-
-
-def _lock(connection: Connection) -> None:
-    # SQLite: the write transaction (BEGIN IMMEDIATE) already excludes other writers.
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID})
+    upgrade_chain(engine, SCRIPT_LOCATION, _MIGRATION_LOCK_ID, revision)
