@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -89,3 +90,26 @@ def test_serve_that_cannot_start_says_why_and_exits_1(tmp_path: Path) -> None:
         "use sqlite:///PATH or postgresql://..."
     )
     assert "Traceback" not in result.stderr
+
+
+def test_serve_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
+        result = subprocess.run(
+            [*flagstaff_command(), "serve", "--port", str(port), "--data-dir", str(tmp_path / "d")],
+            capture_output=True,
+            text=True,
+            timeout=START_DEADLINE_SECONDS,
+            check=False,
+            env=environ,
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"flagstaff serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
+    # no banner claiming it runs, and no admin token printed for a server that never ran
+    assert "running at" not in result.stdout
+    assert not (tmp_path / "d").exists()

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import logging
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,30 @@ def announce(line: str) -> None:
     print(line, flush=True)
 
 
+def bind_listeners(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to every address of `host` (as asyncio's `create_server` binds them), made
+    before the server starts: a taken port then fails at once, before the data directory, the
+    demo project or an admin token are made and before the banner says the server is running."""
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    listeners: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(addresses):
+            listener = socket.socket(family, kind, proto)
+            listeners.append(listener)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            listener.bind(address)
+    except OSError as exc:
+        for listener in listeners:
+            listener.close()
+        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return listeners
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         settings = Settings.from_env(
@@ -124,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    listeners = bind_listeners(settings.host, settings.port)
     server = Flagstaff(settings, announce=announce)
     config = uvicorn.Config(
         server.asgi,
@@ -153,7 +179,9 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(stop_signal, note_stop_signal)
     with contextlib.suppress(SystemExit):
         # uvicorn exits the process itself when startup fails; the reason is reported below
-        uvicorn_server.run()
+        uvicorn_server.run(sockets=listeners)
+    for listener in listeners:
+        listener.close()
     if not uvicorn_server.started:
         reason = server.asgi.startup_error or "see the log above"
         raise CommandError(f"the server did not start: {reason}")
