@@ -137,7 +137,10 @@ def test_unreachable_server_and_missing_token_fail_clearly(
     monkeypatch.delenv("FLAGSTAFF_TOKEN", raising=False)
     common = ("--project", PROJECT, "--environment", "test")
     assert run("export", *common) == 1
-    assert "FLAGSTAFF_TOKEN" in capsys.readouterr().err
+    message = capsys.readouterr().err
+    assert "FLAGSTAFF_TOKEN" in message
+    assert "admin-token" in message
+    assert len(message.strip().splitlines()) == 1
     url = f"http://127.0.0.1:{free_port()}"
     assert run("export", *common, "--url", url, "--token", "t") == 1
     assert "cannot reach" in capsys.readouterr().err

@@ -33,7 +33,11 @@ def connect(args: argparse.Namespace) -> httpx.Client:
     """An HTTP client for the server named in `args`, authenticated with the access token."""
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not token:
-        raise CommandError(f"no access token: pass --token or set {TOKEN_VARIABLE}")
+        # a first-time user has one token: the admin token `flagstaff serve` saved at first start
+        raise CommandError(
+            f"no access token: pass --token or set {TOKEN_VARIABLE} (the first start of "
+            "`flagstaff serve` saved an admin token in DATA_DIR/admin-token, ./data by default)"
+        )
     url = str(args.url).rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise CommandError(f"--url must start with http:// or https://, got {args.url!r}")

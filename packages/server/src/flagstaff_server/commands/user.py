@@ -30,8 +30,13 @@ def register(subparsers: Any) -> None:
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     create = actions.add_parser("create", help="create an account")
-    create.add_argument("--email", required=True)
-    create.add_argument("--role", choices=("reader", "writer", "admin"), default="admin")
+    create.add_argument("--email", required=True, help="the account's sign-in name")
+    create.add_argument(
+        "--role",
+        choices=("reader", "writer", "admin"),
+        default="admin",
+        help="what the account may do, as for access tokens (default admin)",
+    )
     create.add_argument(
         "--password-stdin",
         action="store_true",
