@@ -433,31 +433,32 @@ class EventProcessor:
         self._add(event, context, redact_anonymous=True)
 
     def _identify(self, at: float, context: Context) -> None:
-        if self._options.omit_anonymous_contexts:
-            kept = without_anonymous(context)
-            if kept is None:
-                return
-            context = kept
-        if self._index.notice(context.fully_qualified_key):
-            self._deduplicated += 1
-            self._deduplicated_unpublished += 1
-        self._add(
-            {"kind": "identify", "creationDate": int(at * 1000)}, context, redact_anonymous=False
-        )
+        kept, _ = self._notice(context)
+        if kept is not None:
+            self._add(
+                {"kind": "identify", "creationDate": int(at * 1000)}, kept, redact_anonymous=False
+            )
 
     def _index_context(self, context: Context, at: float) -> None:
+        kept, seen = self._notice(context)
+        if kept is not None and not seen:
+            self._add(
+                {"kind": "index", "creationDate": int(at * 1000)}, kept, redact_anonymous=False
+            )
+
+    def _notice(self, context: Context) -> tuple[Context | None, bool]:
+        """The context as events carry it (None when anonymous contexts are omitted and nothing
+        is left) and whether the context index had seen it already, counted as deduplicated."""
         if self._options.omit_anonymous_contexts:
             kept = without_anonymous(context)
             if kept is None:
-                return
+                return None, False
             context = kept
-        if self._index.notice(context.fully_qualified_key):
+        seen = self._index.notice(context.fully_qualified_key)
+        if seen:
             self._deduplicated += 1
             self._deduplicated_unpublished += 1
-            return
-        self._add(
-            {"kind": "index", "creationDate": int(at * 1000)}, context, redact_anonymous=False
-        )
+        return context, seen
 
     def _sampled(self, ratio: int) -> bool:
         if ratio == 1:
