@@ -18,6 +18,7 @@ from typing import Any
 import uvicorn
 
 from flagstaff_server.commands.error import CommandError
+from flagstaff_server.commands.listener import bind_listeners
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.relay import Relay, load_config
 from flagstaff_server.relay.config import ENV_PREFIX, with_overrides
@@ -81,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
     )
     # the upstream connections' requests would log every poll at INFO
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    listeners = bind_listeners(config.host, config.port)
+    # uvicorn names the address only for sockets it binds itself
+    log.info("relay listening on http://%s:%d", config.host, config.port)
     relay = Relay(config)
     uvicorn_server = uvicorn.Server(
         uvicorn.Config(
@@ -101,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, note_stop_signal)
     with contextlib.suppress(SystemExit):
-        uvicorn_server.run()
+        uvicorn_server.run(sockets=listeners)
+    for listener in listeners:
+        listener.close()
     if not uvicorn_server.started:
         reason = relay.asgi.startup_error or "see the log above"
         raise CommandError(f"the relay did not start: {reason}")

@@ -11,7 +11,6 @@ import argparse
 import contextlib
 import logging
 import signal
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import uvicorn
 
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.commands.error import CommandError
+from flagstaff_server.commands.listener import bind_listeners
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.ingest.connection import with_event_posts
 from flagstaff_server.settings import (
@@ -106,30 +106,6 @@ def note_stop_signal(signum: int, frame: object) -> None:
 
 def announce(line: str) -> None:
     print(line, flush=True)
-
-
-def bind_listeners(host: str, port: int) -> list[socket.socket]:
-    """Sockets bound to every address of `host` (as asyncio's `create_server` binds them), made
-    before the server starts: a taken port then fails at once, before the data directory, the
-    demo project or an admin token are made and before the banner says the server is running."""
-    try:
-        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError as exc:
-        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    listeners: list[socket.socket] = []
-    try:
-        for family, kind, proto, _, address in dict.fromkeys(addresses):
-            listener = socket.socket(family, kind, proto)
-            listeners.append(listener)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
-                listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            listener.bind(address)
-    except OSError as exc:
-        for listener in listeners:
-            listener.close()
-        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    return listeners
 
 
 def run(args: argparse.Namespace) -> int:
