@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import httpx
@@ -132,8 +133,12 @@ def test_bad_settings_are_refused_naming_the_setting(text: str, named: str) -> N
 
 
 def test_the_cli_refuses_a_bad_config_with_exit_status_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name in [name for name in os.environ if name.startswith("FLAGSTAFF_RELAY_")]:
+        monkeypatch.delenv(name)
+    assert main(["relay"]) == 2
+    assert "pass --config FILE" in capsys.readouterr().err
     path = tmp_path / "relay.toml"
     path.write_text("[relay\nport = 1\n")
     assert main(["relay", "--config", str(path)]) == 2

@@ -89,7 +89,10 @@ class RelayConfig:
 
     def __post_init__(self) -> None:
         if not self.environments:
-            raise SettingsError("the relay needs at least one [environments.NAME] section")
+            raise SettingsError(
+                "the relay needs at least one [environments.NAME] section: pass --config FILE "
+                "(docs/examples/relay.toml) or set FLAGSTAFF_RELAY_ENV_<NAME>_SDK_KEY"
+            )
         names = [env.name for env in self.environments]
         if len(set(names)) != len(names):
             raise SettingsError("environment names must be unique")
