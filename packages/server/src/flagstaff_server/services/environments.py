@@ -6,7 +6,7 @@ delivery nodes learn new and reset keys without reading the database.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -14,8 +14,7 @@ from typing import Any, Literal
 from flagstaff_server.delivery.credential import environment_item
 from flagstaff_server.domain.conversion import to_sdk_flag
 from flagstaff_server.domain.flag import add_environment_to_flag, remove_environment_from_flag
-from flagstaff_server.domain.json_patch import apply_json_patch, apply_merge_patch, parse_patch_body
-from flagstaff_server.errors import NotFound, ValidationError
+from flagstaff_server.errors import NotFound
 from flagstaff_server.services import field
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.plane import (
@@ -39,7 +38,7 @@ DEFAULT_COLOR = "417505"
 DEFAULT_TTL = 0
 
 # Editable REST fields and the rule each value must satisfy; the rest are read-only.
-EDITABLE: Mapping[str, Callable[[Any, str], Any]] = {
+EDITABLE: Mapping[str, field.Rule] = {
     "name": field.check_name,
     "color": field.check_color,
     "defaultTtl": field.check_default_ttl,
@@ -274,35 +273,22 @@ def editable_view(record: EnvironmentRecord) -> JsonObject:
 def patched(record: EnvironmentRecord, body: Any) -> tuple[EnvironmentRecord, str | None, Any]:
     """The record after applying a JSON Patch (or merge patch) body to its representation; the
     comment and the patch itself for the audit log."""
-    request = parse_patch_body(body)
-    before = editable_view(record)
-    if request.kind == "json":
-        after = apply_json_patch(before, request.operations)
-        patch: Any = request.operations
-    else:
-        after = apply_merge_patch(before, request.merge)
-        patch = {"merge": request.merge}
-    for name in READ_ONLY:
-        if after.get(name) != before[name]:
-            raise ValidationError(f"{name} is read-only", path=f"/{name}")
-    values: dict[str, Any] = {}
-    for name, value in after.items():
-        if name in READ_ONLY:
-            continue
-        rule = EDITABLE.get(name)
-        if rule is None:
-            raise ValidationError(f"unknown environment field {name!r}", path=f"/{name}")
-        values[name] = rule(value, f"/{name}")
-    missing = [name for name in EDITABLE if name not in values]
-    if missing:
-        raise ValidationError(f"{missing[0]} cannot be removed", path=f"/{missing[0]}")
+    patched_fields = field.patch_fields(
+        editable_view(record),
+        body,
+        editable=EDITABLE,
+        read_only=READ_ONLY,
+        required=EDITABLE,
+        noun="environment",
+    )
+    values = patched_fields.values
     doc = dict(record.doc)
     doc.update(
         {name: values[name] for name in EDITABLE if name not in ("name", "secureMode")},
     )
     doc["_version"] = version_of(record) + 1
     result = replace(record, name=values["name"], secure_mode=values["secureMode"], doc=doc)
-    return result, request.comment, patch
+    return result, patched_fields.comment, patched_fields.patch
 
 
 def patch_environment(

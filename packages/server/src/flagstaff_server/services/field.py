@@ -1,14 +1,21 @@
 """Rules for the fields of projects and environments, each failure a `ValidationError` at a JSON
-pointer. Used on create bodies and on the result of a PATCH alike, so both give the same answers.
+pointer. Used on create bodies and on the result of a PATCH alike (`patch_fields`), so both give
+the same answers.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from flagstaff_server.domain.document import KEY_MAX_LENGTH, is_valid_key
+from flagstaff_server.domain.json_patch import apply_json_patch, apply_merge_patch, parse_patch_body
 from flagstaff_server.errors import ValidationError
+
+Rule = Callable[[Any, str], Any]
+"""A field rule: the checked value, or a `ValidationError` at the given JSON pointer."""
 
 NAME_MAX_LENGTH = 256
 TAG_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
@@ -81,3 +88,48 @@ def check_client_side_availability(value: Any, path: str) -> dict[str, bool]:
             raise ValidationError(f"unknown field {name!r}", path=f"{path}/{name}")
         result[name] = check_bool(flag, f"{path}/{name}")
     return result
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatchedFields:
+    values: dict[str, Any]
+    """Every editable field of the patched representation, each checked by its rule."""
+    comment: str | None
+    patch: Any
+    """The operations (JSON Patch) or `{"merge": ...}` for the audit log."""
+
+
+def patch_fields(
+    before: dict[str, Any],
+    body: Any,
+    *,
+    editable: Mapping[str, Rule],
+    read_only: Collection[str],
+    required: Iterable[str],
+    noun: str,
+) -> PatchedFields:
+    """Apply a PATCH body (JSON Patch or merge patch) to the representation `before` and check
+    the result: `read_only` fields unchanged, no field outside `editable`, none of `required`
+    removed. `noun` names the resource in the unknown-field message."""
+    request = parse_patch_body(body)
+    if request.kind == "json":
+        after = apply_json_patch(before, request.operations)
+        patch: Any = request.operations
+    else:
+        after = apply_merge_patch(before, request.merge)
+        patch = {"merge": request.merge}
+    for name in read_only:
+        if after.get(name) != before[name]:
+            raise ValidationError(f"{name} is read-only", path=f"/{name}")
+    values: dict[str, Any] = {}
+    for name, value in after.items():
+        if name in read_only:
+            continue
+        rule = editable.get(name)
+        if rule is None:
+            raise ValidationError(f"unknown {noun} field {name!r}", path=f"/{name}")
+        values[name] = rule(value, f"/{name}")
+    for name in required:
+        if name not in values:
+            raise ValidationError(f"{name} cannot be removed", path=f"/{name}")
+    return PatchedFields(values=values, comment=request.comment, patch=patch)

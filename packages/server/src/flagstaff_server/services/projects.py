@@ -6,11 +6,10 @@ its body gets LaunchDarkly's two defaults, "production" and "test".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from flagstaff_server.domain.json_patch import apply_json_patch, apply_merge_patch, parse_patch_body
 from flagstaff_server.errors import AlreadyExists, NotFound, ValidationError
 from flagstaff_server.services import environments, field
 from flagstaff_server.services.access import Actor, authorize
@@ -28,7 +27,7 @@ DEFAULT_ENVIRONMENTS = (
     EnvironmentRequest(key="test", name="Test", color="F5A623"),
 )
 
-EDITABLE: Mapping[str, Callable[[Any, str], Any]] = {
+EDITABLE: Mapping[str, field.Rule] = {
     "name": field.check_name,
     "tags": field.check_tags,
     "includeInSnippetByDefault": field.check_bool,
@@ -196,29 +195,17 @@ def get_project(plane: ControlPlane, actor: Actor, key: str, *, expand: bool) ->
 
 
 def patched(record: ProjectRecord, body: Any) -> tuple[ProjectRecord, str | None, Any]:
-    request = parse_patch_body(body)
     before = represent(record)
     del before["_links"]
-    if request.kind == "json":
-        after = apply_json_patch(before, request.operations)
-        patch: Any = request.operations
-    else:
-        after = apply_merge_patch(before, request.merge)
-        patch = {"merge": request.merge}
-    for name in READ_ONLY:
-        if after.get(name) != before[name]:
-            raise ValidationError(f"{name} is read-only", path=f"/{name}")
-    values: dict[str, Any] = {}
-    for name, value in after.items():
-        if name in READ_ONLY:
-            continue
-        rule = EDITABLE.get(name)
-        if rule is None:
-            raise ValidationError(f"unknown project field {name!r}", path=f"/{name}")
-        values[name] = rule(value, f"/{name}")
-    for name in ("name", "tags"):
-        if name not in values:
-            raise ValidationError(f"{name} cannot be removed", path=f"/{name}")
+    patched_fields = field.patch_fields(
+        before,
+        body,
+        editable=EDITABLE,
+        read_only=READ_ONLY,
+        required=("name", "tags"),
+        noun="project",
+    )
+    values = patched_fields.values
     doc = dict(record.doc)
     doc["description"] = values.get("description", "")
     # LaunchDarkly keeps the old includeInSnippetByDefault in step with usingEnvironmentId.
@@ -233,7 +220,7 @@ def patched(record: ProjectRecord, body: Any) -> tuple[ProjectRecord, str | None
     doc["defaultClientSideAvailability"] = availability
     doc["includeInSnippetByDefault"] = include
     result = replace(record, name=values["name"], tags=tuple(values["tags"]), doc=doc)
-    return result, request.comment, patch
+    return result, patched_fields.comment, patched_fields.patch
 
 
 def patch_project(plane: ControlPlane, actor: Actor, key: str, body: Any) -> JsonObject:
