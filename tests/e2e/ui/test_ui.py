@@ -132,6 +132,8 @@ def test_flag_made_in_the_ui_reaches_the_official_sdk(
     row = page.get_by_role("row").filter(has_text="checkout-v2")
     expect()(row).to_contain_text("RULE_MATCH")
     expect()(row).to_contain_text("true")
+    expect()(row).to_contain_text("ruleIndex: 0, ruleId: ")
+    expect()(row).not_to_contain_text("ruleID")  # the API's duplicate spelling, shown once
     page.screenshot(path=str(SCREENSHOTS / "debugger.png"), full_page=True)
     page.get_by_role("link", name="Audit log").click()
     entry = page.locator(".audit summary").filter(has_text="launch to Sweden and a quarter of orgs")

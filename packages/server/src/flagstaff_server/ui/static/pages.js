@@ -206,7 +206,8 @@ export async function debug(ctx) {
         h('thead', {}, h('tr', {}, ['Flag', 'Value', 'Reason', 'Details'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, items.map((item) => {
           const reason = item.reason || {};
-          const details = Object.entries(reason).filter(([k]) => k !== 'kind').map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ');
+          // the API repeats ruleId as ruleID (LaunchDarkly's REST spelling): show it once
+          const details = Object.entries(reason).filter(([k]) => k !== 'kind' && k !== 'ruleID').map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ');
           return h('tr', {},
             h('td', {}, h('a', { href: `${ctx.base()}/flags/${enc(item.key)}` }, item.key)),
             h('td', {}, h('code', {}, JSON.stringify(item._value))),
