@@ -8,13 +8,12 @@ from datetime import datetime
 from typing import Any, cast
 
 import orjson
-from sqlalchemy import Row, delete, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Row, delete, select
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.repository import Transaction
-from flagstaff_server.errors import AlreadyExists, NotFound
+from flagstaff_server.errors import AlreadyExists
 from flagstaff_server.services.ports import AccountRecord, Role, SessionRecord
 
 
@@ -34,29 +33,25 @@ class SqlAccounts:
         return [_account(row) for row in rows]
 
     def add(self, record: AccountRecord) -> None:
-        connection = self._tx.writable()
+        self._tx.writable()  # a read-only unit of work refuses before it reads
         if self.get(record.id) is not None:
             raise AlreadyExists(f"account {record.id!r} already exists")
+        taken = f"an account for {record.email!r} already exists"
         if self.find_by_email(record.email) is not None:
-            raise AlreadyExists(f"an account for {record.email!r} already exists")
-        try:
-            connection.execute(insert(schema.accounts).values(_account_row(record)))
-        except IntegrityError as exc:
-            raise AlreadyExists(f"an account for {record.email!r} already exists") from exc
+            raise AlreadyExists(taken)
+        self._tx.insert_row(schema.accounts, _account_row(record), taken=taken)
 
     def replace(self, record: AccountRecord) -> None:
         table = schema.accounts
-        result = self._tx.writable().execute(
-            update(table).where(table.c.id == record.id).values(_account_row(record))
+        missing = f"account {record.id!r} not found"
+        self._tx.update_row(
+            table, table.c.id == record.id, values=_account_row(record), missing=missing
         )
-        if result.rowcount == 0:
-            raise NotFound(f"account {record.id!r} not found")
 
     def delete(self, account_id: str) -> None:
         table = schema.accounts
-        result = self._tx.writable().execute(delete(table).where(table.c.id == account_id))
-        if result.rowcount == 0:
-            raise NotFound(f"account {account_id!r} not found")
+        missing = f"account {account_id!r} not found"
+        self._tx.delete_row(table, table.c.id == account_id, missing=missing)
 
     def _first(self, condition: Any) -> AccountRecord | None:
         row = self._tx.connection.execute(select(schema.accounts).where(condition)).first()
@@ -103,18 +98,14 @@ class SqlSessions:
         )
 
     def add(self, record: SessionRecord) -> None:
-        try:
-            self._tx.writable().execute(
-                insert(schema.sessions).values(
-                    id_hash=record.id_hash,
-                    subject=record.subject,
-                    csrf_token=record.csrf_token,
-                    created_ms=to_millis(record.created),
-                    expires_ms=to_millis(record.expires),
-                )
-            )
-        except IntegrityError as exc:
-            raise AlreadyExists("session already exists") from exc
+        row = {
+            "id_hash": record.id_hash,
+            "subject": record.subject,
+            "csrf_token": record.csrf_token,
+            "created_ms": to_millis(record.created),
+            "expires_ms": to_millis(record.expires),
+        }
+        self._tx.insert_row(schema.sessions, row, taken="session already exists")
 
     def delete(self, id_hash: str) -> None:
         table = schema.sessions

@@ -9,7 +9,19 @@ from datetime import datetime
 from typing import Any, cast
 
 import orjson
-from sqlalchemy import Connection, Row, Select, and_, delete, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Row,
+    Select,
+    Table,
+    and_,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
@@ -62,6 +74,27 @@ class Transaction:
             raise RuntimeError("write in a read-only unit of work")
         return self.connection
 
+    def insert_row(self, table: Table, values: Mapping[str, Any], *, taken: str) -> None:
+        """Insert one row; a unique key already taken is `AlreadyExists(taken)`."""
+        try:
+            self.writable().execute(insert(table).values(values))
+        except IntegrityError as exc:
+            raise AlreadyExists(taken) from exc
+
+    def update_row(
+        self, table: Table, *where: ColumnElement[bool], values: Mapping[str, Any], missing: str
+    ) -> None:
+        """Update the row `where` selects; when there is none, `NotFound(missing)`."""
+        result = self.writable().execute(update(table).where(*where).values(values))
+        if result.rowcount == 0:
+            raise NotFound(missing)
+
+    def delete_row(self, table: Table, *where: ColumnElement[bool], missing: str) -> None:
+        """Delete the row `where` selects; when there is none, `NotFound(missing)`."""
+        result = self.writable().execute(delete(table).where(*where))
+        if result.rowcount == 0:
+            raise NotFound(missing)
+
 
 class SqlProjects:
     def __init__(self, tx: Transaction) -> None:
@@ -78,27 +111,22 @@ class SqlProjects:
         return [_project(row) for row in rows]
 
     def add(self, record: ProjectRecord) -> None:
-        connection = self._tx.writable()
+        self._tx.writable()  # a read-only unit of work refuses before it reads
+        taken = f"project {record.key!r} already exists"
         if self.get(record.key) is not None:
-            raise AlreadyExists(f"project {record.key!r} already exists")
-        try:
-            connection.execute(insert(schema.projects).values(_project_row(record)))
-        except IntegrityError as exc:
-            raise AlreadyExists(f"project {record.key!r} already exists") from exc
+            raise AlreadyExists(taken)
+        self._tx.insert_row(schema.projects, _project_row(record), taken=taken)
 
     def replace(self, record: ProjectRecord) -> None:
         table = schema.projects
-        result = self._tx.writable().execute(
-            update(table).where(table.c.key == record.key).values(_project_row(record))
+        missing = f"project {record.key!r} not found"
+        self._tx.update_row(
+            table, table.c.key == record.key, values=_project_row(record), missing=missing
         )
-        if result.rowcount == 0:
-            raise NotFound(f"project {record.key!r} not found")
 
     def delete(self, key: str) -> None:
         table = schema.projects
-        result = self._tx.writable().execute(delete(table).where(table.c.key == key))
-        if result.rowcount == 0:
-            raise NotFound(f"project {key!r} not found")
+        self._tx.delete_row(table, table.c.key == key, missing=f"project {key!r} not found")
 
 
 def _project_row(record: ProjectRecord) -> dict[str, Any]:
@@ -171,11 +199,8 @@ class SqlEnvironments:
 
     def delete(self, project: str, key: str) -> None:
         table = schema.environments
-        result = self._tx.writable().execute(
-            delete(table).where(table.c.project == project, table.c.key == key)
-        )
-        if result.rowcount == 0:
-            raise NotFound(f"environment {key!r} not found")
+        where = (table.c.project == project, table.c.key == key)
+        self._tx.delete_row(table, *where, missing=f"environment {key!r} not found")
 
     def find_by_credential(
         self, kind: CredentialKind, value: str, now: datetime
@@ -287,7 +312,7 @@ class SqlFlags:
         return [_flag(row) for row in rows]
 
     def add(self, record: FlagRecord) -> None:
-        connection = self._tx.writable()
+        self._tx.writable()  # a read-only unit of work refuses before it reads
         if SqlProjects(self._tx).get(record.project) is None:
             raise NotFound(f"project {record.project!r} not found")
         if self.get(record.project, record.key) is not None:
@@ -298,10 +323,7 @@ class SqlFlags:
             "version": record.version,
             "doc": _dump(record.doc),
         }
-        try:
-            connection.execute(insert(schema.flags).values(row))
-        except IntegrityError as exc:
-            raise AlreadyExists(f"flag {record.key!r} already exists") from exc
+        self._tx.insert_row(schema.flags, row, taken=f"flag {record.key!r} already exists")
 
     def replace(self, record: FlagRecord, expected_version: int) -> None:
         table = schema.flags
@@ -368,7 +390,7 @@ class SqlSegments:
         return [_segment(row) for row in rows]
 
     def add(self, record: SegmentRecord) -> None:
-        connection = self._tx.writable()
+        self._tx.writable()  # a read-only unit of work refuses before it reads
         if SqlEnvironments(self._tx).get(record.project, record.environment) is None:
             raise NotFound(f"environment {record.environment!r} not found")
         if self.get(record.project, record.environment, record.key) is not None:
@@ -380,10 +402,7 @@ class SqlSegments:
             "version": record.version,
             "doc": _dump(record.doc),
         }
-        try:
-            connection.execute(insert(schema.segments).values(row))
-        except IntegrityError as exc:
-            raise AlreadyExists(f"segment {record.key!r} already exists") from exc
+        self._tx.insert_row(schema.segments, row, taken=f"segment {record.key!r} already exists")
 
     def replace(self, record: SegmentRecord, expected_version: int) -> None:
         table = schema.segments
@@ -444,23 +463,20 @@ class SqlTokens:
         return [_token(row) for row in rows]
 
     def add(self, record: TokenRecord) -> None:
-        connection = self._tx.writable()
+        self._tx.writable()  # a read-only unit of work refuses before it reads
         if self.get(record.id) is not None:
             raise AlreadyExists(f"token {record.id!r} already exists")
         if self.find_by_secret_hash(record.secret_hash) is not None:
             raise AlreadyExists("a token with this secret already exists")
-        try:
-            connection.execute(insert(schema.tokens).values(_token_row(record)))
-        except IntegrityError as exc:
-            raise AlreadyExists(f"token {record.id!r} already exists") from exc
+        taken = f"token {record.id!r} already exists"
+        self._tx.insert_row(schema.tokens, _token_row(record), taken=taken)
 
     def replace(self, record: TokenRecord) -> None:
         table = schema.tokens
-        result = self._tx.writable().execute(
-            update(table).where(table.c.id == record.id).values(_token_row(record))
+        missing = f"token {record.id!r} not found"
+        self._tx.update_row(
+            table, table.c.id == record.id, values=_token_row(record), missing=missing
         )
-        if result.rowcount == 0:
-            raise NotFound(f"token {record.id!r} not found")
 
     def _first(self, condition: Any) -> TokenRecord | None:
         row = self._tx.connection.execute(select(schema.tokens).where(condition)).first()
@@ -518,10 +534,7 @@ class SqlAudit:
             "before": _dump_optional(entry.before),
             "after": _dump_optional(entry.after),
         }
-        try:
-            connection.execute(insert(schema.audit).values(row))
-        except IntegrityError as exc:
-            raise AlreadyExists(f"audit entry {entry.id!r} already exists") from exc
+        self._tx.insert_row(table, row, taken=f"audit entry {entry.id!r} already exists")
 
     def get(self, entry_id: str) -> AuditEntry | None:
         table = schema.audit
