@@ -259,6 +259,14 @@ def test_contexts_from_standard_input(
 # --- bad input -------------------------------------------------------------------------------
 
 
+def test_a_bad_line_on_standard_input_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"key": "a"}\nnot json\n'))
+    code, out, err = run_cli(capsys, "--data", str(DEMO), "--contexts", "-")
+    assert_clean_failure(code, out, err, "standard input line 2 is not valid JSON")
+
+
 def test_missing_data_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     missing = tmp_path / "absent.json"
     code, out, err = run_cli(capsys, "--data", str(missing), "--context", '{"key": "u"}')

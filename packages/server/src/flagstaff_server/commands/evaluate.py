@@ -101,8 +101,9 @@ def read_json(path: Path) -> object:
 
 
 def read_contexts(path: Path) -> list[Context]:
+    from_stdin = str(path) == "-"
     try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        text = sys.stdin.read() if from_stdin else path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -112,9 +113,10 @@ def read_contexts(path: Path) -> list[Context]:
     # against the input, so it is an error.
     while lines and not lines[-1].strip():
         lines.pop()
+    source = "standard input" if from_stdin else str(path)
     if not lines:
-        raise CommandError(f"{path} has no contexts")
-    return [parse_context(line, f"{path} line {number}") for number, line in enumerate(lines, 1)]
+        raise CommandError(f"{source} has no contexts")
+    return [parse_context(line, f"{source} line {number}") for number, line in enumerate(lines, 1)]
 
 
 def parse_context(text: str, origin: str) -> Context:
