@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import orjson
 
+from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery import sse
 from flagstaff_server.delivery.fanout import Channel, Protocol
 from flagstaff_server.delivery.metrics import CONTENT_TYPE, render
@@ -25,12 +26,6 @@ if TYPE_CHECKING:
     from flagstaff_server.delivery.node import DeliveryNode
 
 log = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-Headers = list[tuple[bytes, bytes]]
 
 JSON = b"application/json"
 PATHS = ("/all", "/sdk/latest-all", "/sdk/flags", "/sdk/stream", "/sdk/poll", "/metrics")

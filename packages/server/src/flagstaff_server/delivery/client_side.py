@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,6 +23,7 @@ from urllib.parse import parse_qs
 import orjson
 from flagstaff_core import Availability, evaluate
 
+from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery import client_metrics, ofrep, sse
 from flagstaff_server.delivery.asgi import sdk_key_of
 from flagstaff_server.delivery.client_context import (
@@ -73,12 +74,6 @@ if TYPE_CHECKING:
     from flagstaff_server.delivery.node import DeliveryNode
 
 log = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-Headers = list[tuple[bytes, bytes]]
 
 JSON = b"application/json"
 CONTEXT_LIMIT = 64 * 1024

@@ -34,7 +34,8 @@ from flagstaff_server.delivery.fanout import WRITE_BUFFER_LIMIT, Broadcaster, Di
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application
 
-    from flagstaff_server.delivery.client_side import ClientDelivery, Scope
+    from flagstaff_server.asgi import Scope
+    from flagstaff_server.delivery.client_side import ClientDelivery
     from flagstaff_server.delivery.node import DeliveryNode
 
 NodeSource = Callable[[], "DeliveryNode | None"]

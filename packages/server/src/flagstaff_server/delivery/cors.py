@@ -7,15 +7,7 @@ holds), never by cookies, so credentials are not allowed. Pure apart from the AS
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-Headers = list[tuple[bytes, bytes]]
+from flagstaff_server.asgi import ASGIApp, Headers, Message, Receive, Scope, Send
 
 ALLOW_METHODS = b"GET, POST, REPORT, OPTIONS"
 ALLOW_HEADERS = (

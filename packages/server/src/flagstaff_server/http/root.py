@@ -8,22 +8,18 @@ the delivery hot path pays one string test. Which apps exist is decided in `flag
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
 
+from flagstaff_server.asgi import ASGIApp, Receive, Scope, Send
 from flagstaff_server.errors import FlagstaffError
 from flagstaff_server.http.problem import PROBLEM_MEDIA_TYPE, problem_body
 
 log = logging.getLogger(__name__)
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 PathTest = Callable[[str], bool]
 
 

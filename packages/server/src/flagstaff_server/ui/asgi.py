@@ -4,9 +4,11 @@ Routing inside the UI is by URL fragment, so only real files exist here."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from flagstaff_server.asgi import Scope, Send
 
 STATIC_DIR = Path(__file__).with_name("static")
 PREFIX = "/ui/"
@@ -30,9 +32,6 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-cache"),
 )
-
-Scope = MutableMapping[str, Any]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 def is_ui_path(path: str) -> bool:
