@@ -108,7 +108,8 @@ def test_serve_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) ->
         )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"flagstaff serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+        f"flagstaff serve: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(another server? --port chooses another)"
     ]
     # no banner claiming it runs, and no admin token printed for a server that never ran
     assert "running at" not in result.stdout

@@ -46,6 +46,7 @@ def test_relay_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) ->
         )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"flagstaff relay: cannot listen on 127.0.0.1:{port}: Address already in use"
+        f"flagstaff relay: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(another server? --port chooses another)"
     ]
     assert not (tmp_path / "state").exists()

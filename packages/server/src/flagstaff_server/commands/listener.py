@@ -4,6 +4,7 @@ token is made and before anything says the server is running."""
 
 from __future__ import annotations
 
+import errno
 import socket
 
 from flagstaff_server.commands.error import CommandError
@@ -28,5 +29,6 @@ def bind_listeners(host: str, port: int) -> list[socket.socket]:
     except OSError as exc:
         for listener in listeners:
             listener.close()
-        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        hint = " (another server? --port chooses another)" if exc.errno == errno.EADDRINUSE else ""
+        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}") from exc
     return listeners
