@@ -8,18 +8,18 @@ Argument glue only: settings come from here and the environment, the server is a
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
-import signal
-import sys
 from pathlib import Path
 from typing import Any
-
-import uvicorn
 
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.commands.listener import bind_listeners
+from flagstaff_server.commands.uvicorn_run import (
+    add_run_options,
+    configure_logging,
+    run_until_stopped,
+)
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.ingest.connection import with_event_posts
 from flagstaff_server.settings import (
@@ -90,18 +90,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-demo", action="store_true", help="do not create the demo project at first start"
     )
-    parser.add_argument(
-        "--shutdown-seconds",
-        type=float,
-        default=5.0,
-        help="on shutdown, wait this long for open connections (streams) before closing them",
-    )
-    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
+    add_run_options(parser)
     parser.set_defaults(run=run)
-
-
-def note_stop_signal(signum: int, frame: object) -> None:
-    log.info("%s handled: the server has shut down", signal.Signals(signum).name)
 
 
 def announce(line: str) -> None:
@@ -122,16 +112,13 @@ def run(args: argparse.Namespace) -> int:
         )
     except SettingsError as exc:
         raise CommandError(str(exc), exit_code=2) from exc
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(args.log_level)
     listeners = bind_listeners(settings.host, settings.port)
     server = Flagstaff(settings, announce=announce)
-    config = uvicorn.Config(
+    run_until_stopped(
         server.asgi,
         host=settings.host,
         port=settings.port,
-        loop="uvloop" if sys.platform != "win32" else "asyncio",
         # Streams of known SDK keys (delivery/connection.py) and event POSTs of known credentials
         # (ingest/connection.py) are served on the connection itself, with no ASGI task per
         # stream or request; everything else goes to the ASGI app as usual.
@@ -139,26 +126,9 @@ def run(args: argparse.Namespace) -> int:
             protocol_for(lambda: server.delivery if server.ready else None),
             lambda: server.ingest.app if server.ingest is not None and server.ready else None,
         ),
-        lifespan="on",
-        # Event endpoints send their own Date (SDKs read it as the server clock); uvicorn's would
-        # make it a duplicate header, which clients join into an unparseable value.
-        date_header=False,
-        log_level=args.log_level,
-        timeout_graceful_shutdown=args.shutdown_seconds,
-        access_log=args.log_level == "debug",
+        listeners=listeners,
+        args=args,
+        what="server",
+        log=log,
     )
-    uvicorn_server = uvicorn.Server(config)
-    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler
-    # that was installed before it; with this one the process ends with status 0 instead of
-    # being killed by that signal after a clean shutdown.
-    for stop_signal in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(stop_signal, note_stop_signal)
-    with contextlib.suppress(SystemExit):
-        # uvicorn exits the process itself when startup fails; the reason is reported below
-        uvicorn_server.run(sockets=listeners)
-    for listener in listeners:
-        listener.close()
-    if not uvicorn_server.started:
-        reason = server.asgi.startup_error or "see the log above"
-        raise CommandError(f"the server did not start: {reason}")
     return 0
