@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from flagstaff_server.delivery.prometheus import Exposition
+
 if TYPE_CHECKING:
     from flagstaff_server.delivery.client_side import ClientDelivery
 
@@ -16,12 +18,8 @@ KINDS = ("eval", "ping", "ofrep")
 
 
 def render(delivery: ClientDelivery) -> list[str]:
-    lines: list[str] = []
-
-    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
-        lines.append(f"# HELP {PREFIX}{name} {help_text}")
-        lines.append(f"# TYPE {PREFIX}{name} {kind}")
-        lines.extend(f"{PREFIX}{name}{labels} {value:g}" for labels, value in samples)
+    exposition = Exposition(PREFIX)
+    metric = exposition.metric
 
     counts = delivery.node.admission.counts
     reevaluator = delivery.reevaluator
@@ -97,4 +95,4 @@ def render(delivery: ClientDelivery) -> list[str]:
             )
         ],
     )
-    return lines
+    return exposition.lines

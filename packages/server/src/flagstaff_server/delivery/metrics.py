@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flagstaff_server.delivery.prometheus import Exposition, label_value
+
 if TYPE_CHECKING:
     from flagstaff_server.delivery.node import DeliveryNode
 
@@ -13,17 +15,9 @@ CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "flagstaff_delivery_"
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
 def render(node: DeliveryNode) -> bytes:
-    lines: list[str] = []
-
-    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
-        lines.append(f"# HELP {PREFIX}{name} {help_text}")
-        lines.append(f"# TYPE {PREFIX}{name} {kind}")
-        lines.extend(f"{PREFIX}{name}{labels} {value:g}" for labels, value in samples)
+    exposition = Exposition(PREFIX)
+    metric = exposition.metric
 
     admission = node.admission
     counts = admission.counts
@@ -119,7 +113,7 @@ def render(node: DeliveryNode) -> bytes:
         ],
     )
     env_labels = [
-        (f'{{project="{_label(e.project)}",environment="{_label(e.key)}"}}', e)
+        (f'{{project="{label_value(e.project)}",environment="{label_value(e.key)}"}}', e)
         for e in node.store.environments.values()
     ]
     metric(
@@ -135,5 +129,5 @@ def render(node: DeliveryNode) -> bytes:
         [(labels, max(0.0, now - e.updated)) for labels, e in env_labels],
     )
     for source in node.metric_sources:
-        lines.extend(source())
-    return ("\n".join(lines) + "\n").encode()
+        exposition.lines.extend(source())
+    return exposition.encode()

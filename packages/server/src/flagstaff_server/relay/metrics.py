@@ -9,23 +9,17 @@ from typing import TYPE_CHECKING
 
 from flagstaff_sdk.status import DataSourceState
 
+from flagstaff_server.delivery.prometheus import Exposition, label_value
+
 if TYPE_CHECKING:
     from flagstaff_server.relay.edge import Relay
 
 PREFIX = "flagstaff_relay_"
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
 def render(relay: Relay) -> bytes:
-    lines: list[str] = []
-
-    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
-        lines.append(f"# HELP {PREFIX}{name} {help_text}")
-        lines.append(f"# TYPE {PREFIX}{name} {kind}")
-        lines.extend(f"{PREFIX}{name}{labels} {value:g}" for labels, value in samples)
+    exposition = Exposition(PREFIX)
+    metric = exposition.metric
 
     now = time.monotonic()
     states: list[tuple[str, float]] = []
@@ -34,7 +28,7 @@ def render(relay: Relay) -> bytes:
     redis_up: list[tuple[str, float]] = []
     redis_counts: list[tuple[str, float]] = []
     for name, state in relay.environments.items():
-        env = f'environment="{_label(name)}"'
+        env = f'environment="{label_value(name)}"'
         current, _since = relay.connection_state(state)
         states.extend(
             (f'{{{env},state="{s.value}"}}', 1 if s is current else 0) for s in DataSourceState
@@ -80,4 +74,4 @@ def render(relay: Relay) -> bytes:
             "Event payloads by outcome (forwarding is off: discarded).",
             [('{outcome="discarded"}', relay.events.counts["discarded"])],
         )
-    return ("\n".join(lines) + "\n").encode()
+    return exposition.encode()
