@@ -87,7 +87,7 @@ def test_import_then_export_round_trips_through_files(
     target = tmp_path / "out.json"
     common = ("--project", PROJECT, "--environment", "test", "--url", server_url)
     assert run("import", *common, "--token", ADMIN_TOKEN, str(source)) == 0
-    assert "imported 1 flags and 1 segments" in capsys.readouterr().err
+    assert "imported 1 flag and 1 segment into" in capsys.readouterr().err
     assert run("export", *common, "--token", ADMIN_TOKEN, "-o", str(target)) == 0
     exported = json.loads(target.read_text())
     assert encode_data(decode_data(exported)) == encode_data(decode_data(DATA))

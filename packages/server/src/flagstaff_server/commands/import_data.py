@@ -40,10 +40,15 @@ def run(args: argparse.Namespace) -> int:
     flags = summary.get("flags", 0) if isinstance(summary, dict) else 0
     segments = summary.get("segments", 0) if isinstance(summary, dict) else 0
     print(
-        f"imported {flags} flags and {segments} segments into {args.project}/{args.environment}",
+        f"imported {counted(flags, 'flag')} and {counted(segments, 'segment')} "
+        f"into {args.project}/{args.environment}",
         file=sys.stderr,
     )
     return 0
+
+
+def counted(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def read_data_file(path: Path) -> Any:
