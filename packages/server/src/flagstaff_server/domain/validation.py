@@ -191,6 +191,21 @@ def _optional(obj: dict[str, Any], name: str, check: Callable[[Any, str], Any], 
         check(obj[name], f"{path}/{name}")
 
 
+def _validate_rule_clauses(value: Any, path: str, ids: set[str], *, strict: bool) -> dict[str, Any]:
+    """The part flag and segment rules share: an object whose `_id` (when present) is not in
+    `ids` (checked when `strict`; added either way) and whose clauses are valid. The rule object."""
+    rule = require_object(value, path)
+    if "_id" in rule:
+        rule_id = require_string(rule["_id"], f"{path}/_id")
+        if strict and rule_id in ids:
+            raise ValidationError(f"duplicate rule id {rule_id!r}", path=f"{path}/_id")
+        ids.add(rule_id)
+    clauses = require_list(field(rule, "clauses", path), f"{path}/clauses")
+    for index, clause in enumerate(clauses):
+        validate_clause(clause, f"{path}/clauses/{index}", strict=strict)
+    return rule
+
+
 class _FlagValidator:
     def __init__(self, document: Document, *, strict: bool, flag_lookup: FlagLookup | None):
         self.document = document
@@ -357,15 +372,7 @@ class _FlagValidator:
         ids: set[str] = set()
         for index, rule in enumerate(rules):
             rule_path = f"{path}/rules/{index}"
-            rule = require_object(rule, rule_path)
-            if "_id" in rule:
-                rule_id = require_string(rule["_id"], f"{rule_path}/_id")
-                if self.strict and rule_id in ids:
-                    raise ValidationError(f"duplicate rule id {rule_id!r}", path=f"{rule_path}/_id")
-                ids.add(rule_id)
-            clauses = require_list(field(rule, "clauses", rule_path), f"{rule_path}/clauses")
-            for clause_index, clause in enumerate(clauses):
-                validate_clause(clause, f"{rule_path}/clauses/{clause_index}", strict=self.strict)
+            rule = _validate_rule_clauses(rule, rule_path, ids, strict=self.strict)
             for name, check in (
                 ("trackEvents", require_bool),
                 ("description", require_string),
@@ -555,15 +562,7 @@ class _SegmentValidator:
             )
 
     def _validate_rule(self, rule: Any, path: str, ids: set[str]) -> None:
-        rule = require_object(rule, path)
-        if "_id" in rule:
-            rule_id = require_string(rule["_id"], f"{path}/_id")
-            if self.strict and rule_id in ids:
-                raise ValidationError(f"duplicate rule id {rule_id!r}", path=f"{path}/_id")
-            ids.add(rule_id)
-        clauses = require_list(field(rule, "clauses", path), f"{path}/clauses")
-        for index, clause in enumerate(clauses):
-            validate_clause(clause, f"{path}/clauses/{index}", strict=self.strict)
+        rule = _validate_rule_clauses(rule, path, ids, strict=self.strict)
         _optional(rule, "description", require_string, path)
         _optional(rule, "bucketBy", require_string, path)
         _optional(rule, "rolloutContextKind", require_string, path)
