@@ -133,3 +133,11 @@ async def test_a_restart_scans_only_the_tail_and_still_reads_everything(tmp_path
     assert await append(reopened, 40) == 41
     assert read_all(reopened) == list(range(1, 42))
     reopened.close()
+
+
+def test_an_empty_journal_recovers_with_nothing_to_report(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal")
+    recovery = journal.recover()
+    assert (recovery.records, recovery.torn_bytes, recovery.unscanned_segments) == (0, 0, 0)
+    assert recovery.next_seq == 1
+    journal.close()

@@ -110,7 +110,7 @@ class Journal:
         self.directory.mkdir(parents=True, exist_ok=True)
         paths = sorted(self.directory.glob(f"*{SUFFIX}"))
         sizes = [path.stat().st_size for path in paths]
-        scan_from = len(paths) - 1
+        scan_from = max(len(paths) - 1, 0)
         tail = sizes[-1] if sizes else 0
         while scan_from > 0 and tail + sizes[scan_from - 1] <= self.tail_bytes:
             scan_from -= 1
