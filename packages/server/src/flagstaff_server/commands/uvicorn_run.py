@@ -36,6 +36,10 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if logging.getLogger().level > logging.DEBUG:
+        # Alembic narrates every migration step at INFO, pushing the start banner off screen;
+        # its warnings and errors still show, and --log-level debug brings the steps back
+        logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 def run_until_stopped(

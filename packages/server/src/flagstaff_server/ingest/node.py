@@ -89,8 +89,8 @@ class IngestNode:
         recovery = await asyncio.to_thread(self.journal.recover, self._remember)
         self.recovery_seconds = time.monotonic() - started
         log.info(
-            "ingest journal recovered: %d records scanned (%d older segments not), %d torn bytes "
-            "dropped, next seq %d (%.2fs)",
+            "ingest journal recovered: %d records scanned in the tail (%d sealed segments before "
+            "it, checked when read), %d torn bytes dropped, next seq %d (%.2fs)",
             recovery.records,
             recovery.unscanned_segments,
             recovery.torn_bytes,
