@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -213,25 +213,18 @@ class DeliveryApp:
         # this stream.
         env.broadcaster.channels.add(channel)
         admission.open_streams += 1
-        watcher = asyncio.create_task(_watch_disconnect(receive, channel))
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": sse_headers(env)})
-            await send({"type": "http.response.body", "body": b"".join(opening), "more_body": True})
-            channel.last_sent = node.clock()
-            while (data := await channel.next()) is not None:
-                await send({"type": "http.response.body", "body": data, "more_body": True})
-                channel.last_sent = node.clock()
-            if not channel.evicted:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if not channel.evicted or task is None:
-                raise
-            task.uncancel()
+            await send_stream(
+                channel,
+                receive,
+                send,
+                headers=sse_headers(env),
+                opening=b"".join(opening),
+                clock=node.clock,
+            )
         finally:
             env.broadcaster.channels.discard(channel)
             admission.open_streams -= 1
-            watcher.cancel()
             if channel.evicted:
                 admission.counts["evicted"] += 1
 
@@ -260,6 +253,37 @@ def open_stream(
         payload = snapshot.v2_stream_payload(transfer)
     admission.counts[f"stream_{protocol}"] += 1
     return sse.retry_hint(int(node.config.retry_hint_ms * (1.0 + node.rng()))), payload
+
+
+async def send_stream(
+    channel: Channel,
+    receive: Receive,
+    send: Send,
+    *,
+    headers: Headers,
+    opening: bytes,
+    clock: Callable[[], float],
+) -> None:
+    """Answer 200 with `headers` and `opening`, then write what `channel` yields until it ends or
+    the client disconnects. An eviction's cancellation ends the stream quietly (the body is left
+    unfinished, so the client sees it cut); a failed write (OSError) is raised to the caller."""
+    watcher = asyncio.create_task(_watch_disconnect(receive, channel))
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": opening, "more_body": True})
+        channel.last_sent = clock()
+        while (data := await channel.next()) is not None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+            channel.last_sent = clock()
+        if not channel.evicted:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if not channel.evicted or task is None:
+            raise
+        task.uncancel()
+    finally:
+        watcher.cancel()
 
 
 async def _watch_disconnect(receive: Receive, channel: Channel) -> None:
@@ -310,13 +334,15 @@ def _item_headers(env: Environment, snapshot: Snapshot) -> Headers:
     ]
 
 
+SSE_HEADERS: Headers = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
 def sse_headers(env: Environment) -> Headers:
-    return [
-        (b"content-type", b"text/event-stream; charset=utf-8"),
-        (b"cache-control", b"no-cache"),
-        (b"x-accel-buffering", b"no"),
-        *_env_header(env),
-    ]
+    return [*SSE_HEADERS, *_env_header(env)]
 
 
 async def _respond(send: Send, status: int, body: bytes, headers: Headers) -> None:

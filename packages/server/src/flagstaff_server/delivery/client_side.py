@@ -25,7 +25,7 @@ from flagstaff_core import Availability, evaluate
 
 from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery import client_metrics, ofrep, sse
-from flagstaff_server.delivery.asgi import sdk_key_of
+from flagstaff_server.delivery.asgi import SSE_HEADERS, sdk_key_of, send_stream
 from flagstaff_server.delivery.client_context import (
     ClientContext,
     check_secure_mode,
@@ -509,28 +509,19 @@ class ClientDelivery:
         # Registered before the first await: every later snapshot reaches this stream.
         stream = self._attach(request, snapshot, channel)
         env_id = (request.env.project, request.env.key)
-        watcher = asyncio.create_task(_watch_disconnect(receive, channel))
-        hint = self._retry_hint()
-        headers = [*STREAM_HEADERS, *request.cors]
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
-            await send({"type": "http.response.body", "body": hint + opening, "more_body": True})
-            channel.last_sent = node.clock()
-            while (data := await channel.next()) is not None:
-                await send({"type": "http.response.body", "body": data, "more_body": True})
-                channel.last_sent = node.clock()
-            if not channel.evicted:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if not channel.evicted or task is None:
-                raise
-            task.uncancel()
+            await send_stream(
+                channel,
+                receive,
+                send,
+                headers=[*SSE_HEADERS, *request.cors],
+                opening=self._retry_hint() + opening,
+                clock=node.clock,
+            )
         except OSError:
             pass  # the client went away mid-write
         finally:
             self._detach(env_id, stream)
-            watcher.cancel()
 
     def open_direct(
         self, request: StreamRequest, transport: Transport, default_headers: Headers
@@ -563,7 +554,7 @@ class ClientDelivery:
             200,
             [
                 *default_headers,
-                *STREAM_HEADERS,
+                *SSE_HEADERS,
                 *request.cors,
                 (b"transfer-encoding", b"chunked"),
             ],
@@ -719,13 +710,6 @@ class ClientDelivery:
         return status, headers, orjson.dumps(body)
 
 
-STREAM_HEADERS: Headers = [
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
-
-
 def _not_attached(stream: DirectStream) -> None:
     """A direct stream's `ended` until it is registered (nothing to undo yet)."""
 
@@ -744,14 +728,6 @@ def _check_json(scope: Scope) -> None:
     content_type = _header(scope, b"content-type").split(b";")[0].strip().lower()
     if content_type != JSON:
         raise UnsupportedMediaType("REPORT bodies must be application/json contexts")
-
-
-async def _watch_disconnect(receive: Receive, channel: Channel) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            channel.close("disconnected")
-            return
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
