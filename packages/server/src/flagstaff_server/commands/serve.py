@@ -24,11 +24,20 @@ from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.ingest.connection import with_event_posts
 from flagstaff_server.settings import (
     ADMIN_TOKEN_ENV,
+    ANALYTICS_DATABASE_ENV,
+    CLIENT_EVALUATIONS_ENV,
     DATABASE_ENV,
     DEFAULT_HOST,
     DEFAULT_KEY_GRACE_SECONDS,
     DEFAULT_PORT,
+    FULL_SENDS_ENV,
+    HEARTBEAT_ENV,
+    INGEST_DISK_BUDGET_ENV,
+    INGEST_PROCESS_ENV,
     KEY_GRACE_ENV,
+    MAX_CLIENT_STREAMS_ENV,
+    MAX_CONNECTION_AGE_ENV,
+    MAX_STREAMS_ENV,
     REDIS_ENV,
     ROLES,
     Settings,
@@ -45,7 +54,12 @@ set, an admin access token that is printed once and saved to DATA_DIR/admin-toke
 
 EPILOG = f"""\
 environment: {ADMIN_TOKEN_ENV} (a value accepted as an admin access token), {DATABASE_ENV},
-{REDIS_ENV}, {KEY_GRACE_ENV}; command-line options win over them.
+{REDIS_ENV}, {KEY_GRACE_ENV}; command-line options win over them. Tuning (README,
+Configuration): {MAX_STREAMS_ENV}, {FULL_SENDS_ENV},
+{MAX_CONNECTION_AGE_ENV}, {HEARTBEAT_ENV} (delivery);
+{MAX_CLIENT_STREAMS_ENV}, {CLIENT_EVALUATIONS_ENV} (browser, mobile, OFREP);
+{ANALYTICS_DATABASE_ENV}, {INGEST_DISK_BUDGET_ENV}, {INGEST_PROCESS_ENV}
+(events).
 exit status: 0 after a clean shutdown (SIGTERM or Ctrl-C); 1 when the server cannot start.
 """
 
