@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from email.utils import formatdate
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 
+from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery.asgi import sdk_key_of
 from flagstaff_server.http.problem import problem_body
 from flagstaff_server.ingest.body import BodyError, check_events, gunzip, read_body
@@ -24,10 +24,6 @@ from flagstaff_server.ingest.record import Kind
 if TYPE_CHECKING:
     from flagstaff_server.ingest.node import IngestNode
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-Headers = list[tuple[bytes, bytes]]
 
 ROUTES: dict[str, tuple[CredentialKind, Kind]] = {
     "/bulk": ("sdk", Kind.ANALYTICS),

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 import msgspec
 
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+from flagstaff_server.asgi import Receive
 
 
 class BodyError(Exception):

@@ -8,20 +8,15 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Callable
 
+from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery.asgi import sdk_key_of
 from flagstaff_server.delivery.store import SnapshotStore
 from flagstaff_server.ingest.asgi import Answer, HttpDate, cors_headers, problem, send_answer
 from flagstaff_server.ingest.body import BodyError, check_events, gunzip, read_body
 from flagstaff_server.relay.config import EventsConfig
 from flagstaff_server.relay.spool import EventSpool
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-Headers = list[tuple[bytes, bytes]]
 
 SERVER_ROUTES = {
     "/bulk": ("sdk", "bulk"),
