@@ -39,7 +39,18 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
         httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
     ):
         sdk_key = _seed(api)
+        # delivery follows the API's writes through the change feed, a moment later: SDKs made
+        # before it has the last one would start from the flag as it was before that write
+        wait_until(lambda: _delivered(api, sdk_key), what="delivery to have the seeded flags")
         yield Deployment(url=server.url, api=api, sdk_key=sdk_key)
+
+
+def _delivered(api: httpx.Client, sdk_key: str) -> bool:
+    response = api.get("/sdk/latest-all", headers={"Authorization": sdk_key})
+    if response.status_code != 200:
+        return False
+    flags = response.json()["flags"]
+    return "beta-only" in flags and flags["beta-only"]["on"] and bool(flags["beta-only"]["rules"])
 
 
 def _seed(api: httpx.Client) -> str:
