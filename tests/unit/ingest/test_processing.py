@@ -122,6 +122,32 @@ def test_contexts_from_single_multi_and_context_keys_and_custom_metrics() -> Non
     assert (batch.bodies[0].first_ms, batch.bodies[0].last_ms) == (HOUR, HOUR + 5)
 
 
+def test_a_context_keeps_its_newest_attributes_and_a_kindless_one_is_a_user() -> None:
+    def index(at: int, **context: Any) -> dict[str, Any]:
+        return {"kind": "index", "creationDate": at, "context": context}
+
+    batch = tally(
+        [
+            record(
+                1,
+                [
+                    index(HOUR + 5, kind="user", key="u1", plan="gold"),
+                    index(HOUR + 1, kind="user", key="u1", plan="silver"),  # older: not kept
+                    index(HOUR + 2, key="legacy", name="L"),
+                ],
+            )
+        ]
+    )
+    assert batch.contexts[("shop", "production", "user", "u1")] == (
+        HOUR + 5,
+        {"kind": "user", "key": "u1", "plan": "gold"},
+    )
+    assert batch.contexts[("shop", "production", "user", "legacy")] == (
+        HOUR + 2,
+        {"kind": "user", "key": "legacy", "name": "L"},
+    )
+
+
 def test_diagnostics_report_sdk_stream_state_and_dropped_events() -> None:
     ident = {"diagnosticId": "i1", "sdkKeySuffix": "abcdef"}
     init = {

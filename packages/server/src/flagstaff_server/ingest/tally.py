@@ -130,24 +130,26 @@ def created_of(event: Mapping[str, Any], fallback: int) -> int:
 def add_event(result: Tally, record: Record, event: Mapping[str, Any]) -> int:
     """Add one analytics event; returns its time."""
     kind = event.get("kind")
-    created = created_of(event, record.received_ms)
-    project, environment = record.project, record.environment
     if kind == "summary":
         if not add_summary(result, record, event):
             result.skipped += 1
-        return created
+        return as_ms(event.get("endDate"), record.received_ms)
+    created = as_ms(event.get("creationDate"), record.received_ms)
+    project, environment = record.project, record.environment
     key = event.get("key")
     if kind in ("feature", "debug") and isinstance(key, str):
         touch(result.activity, (project, environment, key), created)
     first_key = ""
     context = event.get("context")
     if isinstance(context, dict):
-        for context_kind, context_key, single in contexts_in(context):
+        seen_contexts = result.contexts
+        for context_kind, context_key, part in context_parts(context):
             first_key = first_key or context_key
             seen = (project, environment, context_kind, context_key)
-            previous = result.contexts.get(seen)
+            previous = seen_contexts.get(seen)
             if previous is None or previous[0] <= created:
-                result.contexts[seen] = (created, single)
+                # the single-kind context is built only for the copy that is kept
+                seen_contexts[seen] = (created, single_context(context_kind, part))
     keys = event.get("contextKeys")
     if isinstance(keys, dict):
         for context_kind, context_key in keys.items():
@@ -252,19 +254,25 @@ def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> i
     return created
 
 
-def contexts_in(context: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(kind, key, single-kind context) for each context in a single or multi-kind context."""
+def context_parts(context: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(kind, key, attributes) for each context in a single or multi-kind context; the
+    attributes are the part as sent (for a single-kind context, the context itself)."""
     kind = context.get("kind", "user")
     if kind == "multi":
-        found: list[tuple[str, str, dict[str, Any]]] = []
-        for name, part in context.items():
-            if name != "kind" and isinstance(part, dict) and isinstance(part.get("key"), str):
-                found.append((name, part["key"], {"kind": name, **part}))
-        return found
+        return [
+            (name, part["key"], part)
+            for name, part in context.items()
+            if name != "kind" and isinstance(part, dict) and isinstance(part.get("key"), str)
+        ]
     key = context.get("key")
     if isinstance(kind, str) and isinstance(key, str):
-        return [(kind, key, dict(context) if "kind" in context else {"kind": kind, **context})]
+        return [(kind, key, context)]
     return []
+
+
+def single_context(kind: str, part: Mapping[str, Any]) -> dict[str, Any]:
+    """A part of a context as a single-kind context of its own (with its `kind`)."""
+    return dict(part) if part.get("kind") == kind else {"kind": kind, **part}
 
 
 def touch(activity: dict[FlagKey, tuple[int, int]], flag: FlagKey, at: int) -> None:
@@ -273,6 +281,8 @@ def touch(activity: dict[FlagKey, tuple[int, int]], flag: FlagKey, at: int) -> N
 
 
 def as_ms(value: object, fallback: int) -> int:
+    if type(value) is int and value > 0:  # the common case first; a bool is not an int here
+        return value
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
     if isinstance(value, float) and value > 0:
