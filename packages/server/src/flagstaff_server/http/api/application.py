@@ -1,5 +1,6 @@
 """Builds the management API: one FastAPI app serving `/api/v2/...`, its OpenAPI document at
-`/api/v2/openapi.json` (docs UI at `/api/v2/docs`), every error through `http.problem`.
+`/api/v2/openapi.json` (Swagger UI at `/api/v2/docs`, served by `reference`), every error through
+`http.problem`.
 
 Routers are listed here; each is a thin module that parses, calls one use case and shapes the
 answer. Nothing else in the process knows FastAPI.
@@ -21,6 +22,7 @@ from flagstaff_server.http.api import (
     flags,
     imports,
     projects,
+    reference,
     schema,
     segments,
     sessions,
@@ -98,7 +100,7 @@ def build_api(plane: ControlPlane, *, version: str) -> FastAPI:
         "`Authorization` (raw, or `Bearer <token>`).",
         version=version,
         openapi_url=OPENAPI_PATH,
-        docs_url=f"{PREFIX}/docs",
+        docs_url=None,  # FastAPI's page loads Swagger UI from a CDN; `reference` serves our own
         redoc_url=None,
         dependencies=[Depends(require_json_body)],
     )
@@ -106,6 +108,7 @@ def build_api(plane: ControlPlane, *, version: str) -> FastAPI:
     problem.install(app)
     for router in routers():
         app.include_router(router, prefix=PREFIX)
+    app.include_router(reference.router(prefix=PREFIX, openapi_url=OPENAPI_PATH, title=app.title))
 
     def openapi() -> dict[str, Any]:
         return document(app)
