@@ -126,6 +126,10 @@ async def test_first_start_seeds_demo_and_admin_token_once(tmp_path: Path) -> No
             assert envs == {"production", "test"}
             flags = await client.get("/api/v2/flags/demo", headers={"Authorization": secret})
             assert flags.json()["totalCount"] >= 3
+            for flag in flags.json()["items"]:
+                # a human name and a line on what the flag demonstrates, not the key again
+                assert flag["name"] != flag["key"], flag["key"]
+                assert flag["description"], flag["key"]
     lines.clear()
     async with Flagstaff(fresh, announce=lines.append).running() as server:
         assert token_file.read_text().strip() == secret

@@ -12,14 +12,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flagstaff_server.services import imports, projects, tokens
+from flagstaff_server.services import flags, imports, projects, tokens
 from flagstaff_server.services.access import SYSTEM
+from flagstaff_server.services.edit import EditRequest, JsonPatch
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.settings import ADMIN_TOKEN_ENV, Settings
 
 PROJECT = "demo"
 ENVIRONMENT = "production"
 ADMIN_TOKEN_FILE = "admin-token"
+
+# The data file is LaunchDarkly's SDK format, which has no names or descriptions: they live here,
+# one line each saying what the flag shows off.
+FLAG_TITLES: dict[str, tuple[str, str]] = {
+    "payments-enabled": (
+        "Payments enabled",
+        "A kill switch: on, it serves true to everyone; new-dashboard needs it on (prerequisite).",
+    ),
+    "checkout-experiment": (
+        "Checkout experiment",
+        "A 50/50 experiment between the classic and one-page checkout; qa-olivia always gets "
+        "one-page (individual target).",
+    ),
+    "staff-banner": (
+        "Staff banner",
+        "A targeting rule: true for users whose email ends in @flagstaff.example, false for "
+        "everyone else.",
+    ),
+    "new-dashboard": (
+        "New dashboard",
+        "A segment rule behind a prerequisite: true for the beta-testers segment while "
+        "payments-enabled serves true.",
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +98,14 @@ def create_demo(plane: ControlPlane) -> None:
     data: Any = json.loads(path.read_text(encoding="utf-8"))
     for environment in ("production", "test"):
         imports.import_data(plane, SYSTEM, PROJECT, environment, data)
+    for key in sorted(FLAG_TITLES.keys() & data.get("flags", {}).keys()):
+        name, description = FLAG_TITLES[key]
+        operations = [
+            {"op": "replace", "path": "/name", "value": name},
+            {"op": "replace", "path": "/description", "value": description},
+        ]
+        edit = EditRequest(edit=JsonPatch(operations=operations), comment=None, body=operations)
+        flags.patch_flag(plane, SYSTEM, PROJECT, key, edit)
 
 
 def write_secret(path: Path, secret: str) -> None:
