@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import secrets
 import statistics
 import sys
@@ -23,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import psycopg
 
-from bench.servers import flagstaff_serve
+from bench.servers import Served, flagstaff_serve
 
 ADMIN_TOKEN = "bench-admin-token"
 SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
@@ -46,6 +48,8 @@ class Measurement:
     per_second: float
     p50_ms: float
     p99_ms: float
+    server_cpu_ms: float
+    """The server process's CPU time per request."""
 
 
 @contextmanager
@@ -63,11 +67,11 @@ def postgres_database() -> Iterator[str]:
 
 
 @contextmanager
-def running_server(database: str | None) -> Iterator[str]:
-    """`flagstaff serve` on a free port; yields its base URL once `/status` answers 200."""
+def running_server(database: str | None) -> Iterator[Served]:
+    """`flagstaff serve` on a free port, once `/status` answers 200."""
     options = () if database is None else ("--database", database)
     with flagstaff_serve(*options, env={"FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN}) as served:
-        yield served.url
+        yield served
 
 
 def seed(url: str) -> None:
@@ -81,8 +85,43 @@ def seed(url: str) -> None:
             ).raise_for_status()
 
 
+CONTENT_LENGTH = re.compile(rb"(?i)\r\ncontent-length:\s*(\d+)")
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection speaking just what this benchmark sends and the
+    server answers (Content-Length bodies): a load generator light enough that the server,
+    not the client, is what is measured (httpx costs ~2 ms of CPU a request, more than the
+    server spends answering it)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, url: str) -> Connection:
+        host, port = url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        return cls(reader, writer)
+
+    async def send(self, method: str, path: str, body: bytes = b"", content_type: str = "") -> int:
+        head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: {ADMIN_TOKEN}\r\n"
+        if body:
+            head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        self.writer.write(head.encode() + b"\r\n" + body)
+        response = await self.reader.readuntil(b"\r\n\r\n")
+        length = CONTENT_LENGTH.search(response)
+        if length is None:
+            raise RuntimeError(f"no Content-Length in {response[:200]!r}")
+        await self.reader.readexactly(int(length.group(1)))
+        return int(response[9:12])
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 async def hammer(
-    url: str,
+    served: Served,
     *,
     backend: str,
     operation: str,
@@ -90,43 +129,47 @@ async def hammer(
     count: int,
     seconds: float,
 ) -> Measurement:
-    """Send up to `count` requests from `concurrency` workers, stopping at `seconds`."""
+    """Send up to `count` requests from `concurrency` connections, stopping at `seconds`."""
     latencies: list[float] = []
     errors = 0
     issued = 0
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(
-        base_url=url, headers={"Authorization": ADMIN_TOKEN}, timeout=30, limits=limits
-    ) as client:
-        started = time.perf_counter()
-        stop_at = started + seconds
+    connections = [await Connection.open(served.url) for _ in range(concurrency)]
+    server = psutil.Process(served.process.pid)
+    cpu_before = server.cpu_times()
+    started = time.perf_counter()
+    stop_at = started + seconds
 
-        async def worker(number: int) -> None:
-            nonlocal errors, issued
-            while issued < count and time.perf_counter() < stop_at:
-                sequence = issued
-                issued += 1
-                key = f"flag-{(number + sequence) % 20}"
-                begin = time.perf_counter()
-                if operation == "status":
-                    response = await client.get("/status")
-                elif operation == "read":
-                    response = await client.get(f"/api/v2/flags/bench/{key}")
-                else:
-                    kind = "turnFlagOn" if sequence % 2 == 0 else "turnFlagOff"
-                    response = await client.patch(
-                        f"/api/v2/flags/bench/{key}",
-                        content=json.dumps(
-                            {"environmentKey": "production", "instructions": [{"kind": kind}]}
-                        ),
-                        headers={"Content-Type": SEMANTIC},
-                    )
-                latencies.append(time.perf_counter() - begin)
-                if response.status_code != 200:
-                    errors += 1
+    async def worker(number: int, connection: Connection) -> None:
+        nonlocal errors, issued
+        while issued < count and time.perf_counter() < stop_at:
+            sequence = issued
+            issued += 1
+            key = f"flag-{(number + sequence) % 20}"
+            begin = time.perf_counter()
+            if operation == "status":
+                status = await connection.send("GET", "/status")
+            elif operation == "read":
+                status = await connection.send("GET", f"/api/v2/flags/bench/{key}")
+            else:
+                kind = "turnFlagOn" if sequence % 2 == 0 else "turnFlagOff"
+                body = json.dumps(
+                    {"environmentKey": "production", "instructions": [{"kind": kind}]}
+                )
+                status = await connection.send(
+                    "PATCH", f"/api/v2/flags/bench/{key}", body.encode(), SEMANTIC
+                )
+            latencies.append(time.perf_counter() - begin)
+            if status != 200:
+                errors += 1
 
-        await asyncio.gather(*(worker(number) for number in range(concurrency)))
-        elapsed = time.perf_counter() - started
+    try:
+        await asyncio.gather(*(worker(n, c) for n, c in enumerate(connections)))
+    finally:
+        for connection in connections:
+            connection.close()
+    elapsed = time.perf_counter() - started
+    cpu_after = server.cpu_times()
+    server_cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
     ordered = sorted(latencies)
     return Measurement(
         backend=backend,
@@ -138,11 +181,12 @@ async def hammer(
         per_second=round(len(latencies) / elapsed, 1),
         p50_ms=round(statistics.median(ordered) * 1000, 2),
         p99_ms=round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2),
+        server_cpu_ms=round(server_cpu / max(1, len(latencies)) * 1000, 3),
     )
 
 
-def measure(backend: str, url: str, args: argparse.Namespace) -> list[Measurement]:
-    seed(url)
+def measure(backend: str, served: Served, args: argparse.Namespace) -> list[Measurement]:
+    seed(served.url)
     results = []
     # `status` is the floor: the same server answering its cheapest request, no store involved.
     phases = (
@@ -153,12 +197,12 @@ def measure(backend: str, url: str, args: argparse.Namespace) -> list[Measuremen
     for operation, concurrency in phases:
         # A short warm-up so connection set-up and first-request costs are not measured.
         asyncio.run(
-            hammer(url, backend=backend, operation=operation, concurrency=2, count=50, seconds=5)
+            hammer(served, backend=backend, operation=operation, concurrency=2, count=50, seconds=5)
         )
         results.append(
             asyncio.run(
                 hammer(
-                    url,
+                    served,
                     backend=backend,
                     operation=operation,
                     concurrency=concurrency,
@@ -184,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
         if backend == "sqlite":
-            with running_server(None) as url:
-                measurements += measure(backend, url, args)
+            with running_server(None) as served:
+                measurements += measure(backend, served, args)
         elif backend == "postgresql":
             try:
                 database = postgres_database()
@@ -194,8 +238,8 @@ def main(argv: list[str] | None = None) -> int:
                 skipped[backend] = f"PostgreSQL unreachable: {exc}"
                 continue
             try:
-                with running_server(url_of_db) as url:
-                    measurements += measure(backend, url, args)
+                with running_server(url_of_db) as served:
+                    measurements += measure(backend, served, args)
             finally:
                 database.__exit__(None, None, None)
         else:
@@ -203,12 +247,13 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"{'backend':<11} {'operation':<9} {'conc':>4} {'requests':>8} {'req/s':>9} "
-        f"{'p50 ms':>8} {'p99 ms':>8} {'errors':>6}"
+        f"{'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>7} {'errors':>6}"
     )
     for m in measurements:
         print(
             f"{m.backend:<11} {m.operation:<9} {m.concurrency:>4} {m.requests:>8} "
-            f"{m.per_second:>9.1f} {m.p50_ms:>8.2f} {m.p99_ms:>8.2f} {m.errors:>6}"
+            f"{m.per_second:>9.1f} {m.p50_ms:>8.2f} {m.p99_ms:>8.2f} {m.server_cpu_ms:>7.3f} "
+            f"{m.errors:>6}"
         )
     for backend, reason in skipped.items():
         print(f"{backend}: skipped ({reason})")
