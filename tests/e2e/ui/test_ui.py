@@ -255,6 +255,31 @@ def test_keyboard_only_sign_in_find_a_flag_and_turn_it_on(
     assert ui_server.flag("keyboard-flag")["environments"][ENV]["on"] is True
 
 
+def test_signed_out_visit_and_sign_in_log_no_console_error(
+    ui_server: UiServer, context: Any
+) -> None:
+    page = context.new_page()
+    errors: list[str] = []
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    failed: list[str] = []
+    page.on(
+        "response",
+        lambda response: (
+            failed.append(f"{response.status} {response.url}") if response.status >= 400 else None
+        ),
+    )
+
+    sign_in(page, ui_server)
+    page.reload()
+    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+
+    assert errors == []
+    assert failed == []
+
+
 MAIN_PAGES = {
     "flags": "flags",
     "segments": "segments",

@@ -360,3 +360,43 @@ async def test_one_address_guessing_tokens_is_refused_for_every_sign_in(
     )
     problem(refused, 429)
     assert int(refused.headers["retry-after"]) == 15 * 60
+
+
+async def test_session_status_says_signed_out_with_200_and_nothing_else(
+    client: httpx.AsyncClient,
+) -> None:
+    # no cookie, an unknown cookie, and an admin token in Authorization: only a live cookie counts
+    for cookie, headers in ((None, {}), ("not-a-session", {}), (None, ADMIN)):
+        client.cookies.clear()
+        if cookie is not None:
+            client.cookies.set("flagstaff_session", cookie)
+        response = await client.get("/api/v2/session/status", headers=headers)
+        assert response.status_code == 200, response.text
+        assert response.json() == {"signedIn": False}
+    # the strict question still answers 401, as API clients expect
+    assert (await client.get("/api/v2/session")).status_code == 401
+
+
+async def test_session_status_describes_a_live_session_until_it_ends(
+    client: httpx.AsyncClient, clock: FakeClock
+) -> None:
+    await make_account(client, "ada@example.com", "reader")
+    csrf = await sign_in(client, "ada@example.com")
+
+    status = (await client.get("/api/v2/session/status")).json()
+    assert status == {"signedIn": True, **(await client.get("/api/v2/session")).json()}
+    assert (status["via"], status["role"], status["csrfToken"]) == ("session", "reader", csrf)
+
+    clock.advance(hours=12, minutes=1)
+    assert (await client.get("/api/v2/session/status")).json() == {"signedIn": False}
+
+
+async def test_session_status_is_signed_out_after_sign_out(client: httpx.AsyncClient) -> None:
+    await make_account(client, "ada@example.com", "reader")
+    csrf = await sign_in(client, "ada@example.com")
+    cookie = client.cookies["flagstaff_session"]
+    assert (
+        await client.delete("/api/v2/session", headers={"X-CSRF-Token": csrf})
+    ).status_code == 204
+    client.cookies.set("flagstaff_session", cookie)
+    assert (await client.get("/api/v2/session/status")).json() == {"signedIn": False}

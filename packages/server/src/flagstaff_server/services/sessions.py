@@ -145,6 +145,19 @@ def session_actor(
     return actor, session
 
 
+def live_session(plane: ControlPlane, cookie: str | None) -> tuple[Actor, SessionRecord] | None:
+    """The caller behind `cookie` when it names a live session, else None (no cookie, expired,
+    signed out, or its account or token gone): the web UI's "am I signed in?" question, for which
+    signed out is an answer, not an error."""
+    if not cookie:
+        return None
+    with plane.read() as uow:
+        try:
+            return session_actor(plane, uow, cookie, method="GET", csrf_header=None)
+        except Unauthorized:
+            return None
+
+
 def sign_out(plane: ControlPlane, cookie: str) -> None:
     with plane.store.unit_of_work() as uow:
         uow.sessions.delete(hash_secret(cookie))

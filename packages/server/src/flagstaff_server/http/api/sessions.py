@@ -1,6 +1,7 @@
 """Routes for `/api/v2/session`: sign in (email and password, or an access token) to get the web
 UI's session cookie, see who is signed in (with the CSRF token the page must send on writes),
-and sign out. The rules live in `services.sessions`; this module only does cookies and headers.
+ask whether a session is live (no 401 when it is not), and sign out. The rules live in
+`services.sessions`; this module only does cookies and headers.
 """
 
 from __future__ import annotations
@@ -110,6 +111,21 @@ def who(
             return describe(actor, via="session", csrf_token=session.csrf_token)
         actor = authenticate(uow, authorization, admin_token=plane.admin_token)
     return describe(actor, via="token", csrf_token=None)
+
+
+@router.get(
+    "/status",
+    summary="Whether the session cookie names a live session (200 either way)",
+    description="For the web UI's first page: `signedIn` false, and nothing else, when there is "
+    "no cookie or its session has ended; otherwise true with the same fields as "
+    "`GET /api/v2/session`. Only the cookie counts here, not `Authorization`.",
+)
+def session_status(request: Request, plane: Plane) -> dict[str, Any]:
+    found = sessions.live_session(plane, request.cookies.get(SESSION_COOKIE))
+    if found is None:
+        return {"signedIn": False}
+    actor, session = found
+    return {"signedIn": True, **describe(actor, via="session", csrf_token=session.csrf_token)}
 
 
 @router.delete(

@@ -133,8 +133,11 @@ async function route() {
   const hash = location.hash || '#/';
   if (!app.session && hash !== '#/signin') {
     try {
-      const session = await get('/api/v2/session', { quiet401: true });
-      await signedIn(session);
+      // answers 200 when signed out too: asking `GET /api/v2/session` would log a 401 console
+      // error on every visit to the sign-in page
+      const status = await get('/api/v2/session/status', { quiet401: true });
+      if (!status.signedIn) throw new Error('signed out');
+      await signedIn(status);
     } catch {
       sessionStorage.setItem('flagstaff.after', hash);
       location.hash = '#/signin';
