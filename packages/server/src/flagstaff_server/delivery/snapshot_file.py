@@ -8,7 +8,6 @@ the data-set body is already bytes); reading happens once at start.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -21,6 +20,7 @@ from flagstaff_server.delivery.credential import (
     encode_credentials,
 )
 from flagstaff_server.delivery.snapshot import Snapshot, build_snapshot
+from flagstaff_server.durable import fsync_directory, replace_file
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +89,14 @@ def write(directory: Path, files: dict[str, bytes | None], position: int | None)
         if content is None:
             path.unlink(missing_ok=True)
         else:
-            _replace(path, content)
+            replace_file(path, content)
     if files:
-        _sync_directory(env_dir)
+        fsync_directory(env_dir)
     if position is not None:
-        _replace(directory / POSITION_FILE, orjson.dumps({"format": FORMAT, "position": position}))
-        _sync_directory(directory)
+        replace_file(
+            directory / POSITION_FILE, orjson.dumps({"format": FORMAT, "position": position})
+        )
+        fsync_directory(directory)
 
 
 def load(directory: Path) -> Loaded:
@@ -122,20 +124,3 @@ def load(directory: Path) -> Loaded:
 def environment_of(name: str) -> tuple[str, str]:
     project, _, environment = name.removesuffix(".json").partition("~")
     return unquote(project), unquote(environment)
-
-
-def _replace(path: Path, content: bytes) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
-    with open(temp, "wb") as handle:
-        handle.write(content)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
-
-
-def _sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

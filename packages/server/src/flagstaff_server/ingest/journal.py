@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from flagstaff_server.durable import fsync_directory
 from flagstaff_server.ingest import record as framing
 from flagstaff_server.ingest.record import Kind, Record
 
@@ -62,14 +63,6 @@ def write_all(fd: int, parts: list[bytes]) -> None:
             rest = memoryview(b"".join(chunk))[written:]
             while rest:
                 rest = rest[os.write(fd, rest) :]
-
-
-def fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Journal:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import redis
 
+from flagstaff_server.durable import replace_file
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.asgi import IngestApp, generated_id
 from flagstaff_server.ingest.journal import Journal
@@ -136,9 +137,7 @@ class IngestNode:
         except FileNotFoundError:
             pass
         value = uuid.uuid4().hex
-        scratch = path.with_suffix(".tmp")
-        scratch.write_text(value)
-        scratch.replace(path)
+        replace_file(path, value.encode())
         return value
 
     def _remember(self, record: Record) -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import redis
 
+from flagstaff_server.durable import replace_file
 from flagstaff_server.ingest import record as framing
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.journal import Journal, JournalReader
@@ -104,12 +104,7 @@ class Forwarder:
             return 0
 
     def _save(self, position: int) -> None:
-        scratch = self.position_file.with_suffix(".tmp")
-        with scratch.open("w") as handle:
-            handle.write(str(position))
-            handle.flush()
-            os.fsync(handle.fileno())
-        scratch.replace(self.position_file)
+        replace_file(self.position_file, b"%d" % position)
 
 
 class StreamProcessor(Consumer):

@@ -10,7 +10,6 @@ Behind the control plane a node is current once it caught up with the feed; a re
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import orjson
 
 from flagstaff_server.delivery import DeliveryNode, snapshot_file
 from flagstaff_server.delivery.store import Environment, EnvironmentId
+from flagstaff_server.durable import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +80,4 @@ def read_marks(directory: Path) -> dict[str, int]:
 
 def write_marks(directory: Path, marks: dict[str, int]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / READY_FILE
-    temp = path.with_name(f".{path.name}.tmp")
-    with open(temp, "wb") as handle:
-        handle.write(orjson.dumps({"environments": marks}))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
+    replace_file(directory / READY_FILE, orjson.dumps({"environments": marks}))

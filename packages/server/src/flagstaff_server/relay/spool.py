@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from flagstaff_server.durable import fsync_directory, replace_file
+
 log = logging.getLogger(__name__)
 
 SUFFIX = ".event"
@@ -137,14 +139,8 @@ class EventSpool:
         return seq
 
     def _write(self, seq: int, data: bytes) -> None:
-        path = self.directory / _name(seq)
-        temp = self.directory / f".{path.name}.tmp"
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-        _sync_directory(self.directory)
+        replace_file(self.directory / _name(seq), data)
+        fsync_directory(self.directory)
 
     def oldest(self) -> int | None:
         # seqs are inserted in increasing order (sorted at recovery, counted up after)
@@ -180,11 +176,3 @@ class EventSpool:
             log.error("could not move %s aside: %s", path, exc)
         self.bytes -= self.pending.pop(seq, 0)
         self.rejected += 1
-
-
-def _sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
