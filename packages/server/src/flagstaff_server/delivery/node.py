@@ -31,6 +31,7 @@ from flagstaff_server.delivery.store import (
     check_item,
 )
 from flagstaff_server.services.ports import Change, ChangeFeed, EnvironmentRecord
+from flagstaff_server.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from flagstaff_server.delivery.client_side import ClientDelivery
@@ -127,11 +128,7 @@ class DeliveryNode:
             self._tasks.append(asyncio.create_task(self._persist(), name="delivery-persist"))
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         if self._probe_task is not None:
             self._probe_task.cancel()

@@ -28,6 +28,7 @@ from flagstaff_server.ingest.processor import Processor
 from flagstaff_server.ingest.recent import RecentIds, RecentKey
 from flagstaff_server.ingest.record import Kind, Record
 from flagstaff_server.ingest.stream import Forwarder, StreamProcessor
+from flagstaff_server.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from flagstaff_server.delivery.node import DeliveryNode
@@ -116,11 +117,7 @@ class IngestNode:
             self._tasks.append(asyncio.create_task(self.processor.run(), name="ingest-processor"))
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)

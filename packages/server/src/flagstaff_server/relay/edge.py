@@ -41,6 +41,7 @@ from flagstaff_server.relay.reconcile import ItemChange, changes_from_data, chan
 from flagstaff_server.relay.spool import EventSpool
 from flagstaff_server.relay.upstream import Upstream
 from flagstaff_server.services.ports import ChangeKind
+from flagstaff_server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -167,11 +168,7 @@ class Relay:
         for state in self.environments.values():
             if state.upstream is not None:
                 await asyncio.to_thread(state.upstream.stop)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         await self.client_delivery.stop()
         await self.node.stop()
