@@ -90,7 +90,6 @@ class Journal:
         self._waiters: list[asyncio.Future[int]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._flushing = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
 
     # opening -----------------------------------------------------------------------------------
@@ -207,38 +206,34 @@ class Journal:
         self._pending.append(item)
         self._pending_bytes += len(payload) + FRAME_OVERHEAD
         self._waiters.append(future)
-        if not self._flushing:
-            self._flushing = True
+        if self._flusher is None or self._flusher.done():
             self._flusher = loop.create_task(self._flush())
         return future
 
     async def _flush(self) -> None:
         loop = asyncio.get_running_loop()
-        try:
-            while self._pending:
-                records, waiters = self._pending, self._waiters
-                first_seq = records[0].seq
-                last_seq = records[-1].seq
-                self._pending, self._waiters, self._pending_bytes = [], [], 0
-                try:
-                    await loop.run_in_executor(self._executor, self._write, records, first_seq)
-                except Exception as exc:
-                    log.error("journal write failed: %s", exc)
-                    # callers answer 503 for an OSError; any failure here means "not on disk"
-                    error = exc if isinstance(exc, OSError) else OSError(str(exc))
-                    # seqs of a failed batch are never reused: readers skip the gap
-                    for waiter in waiters:
-                        if not waiter.done():
-                            waiter.set_exception(error)
-                    continue
-                self.durable_seq = last_seq
-                self.appended += len(records)
-                self.fsyncs += 1
-                for seq, waiter in enumerate(waiters, first_seq):
+        while self._pending:
+            records, waiters = self._pending, self._waiters
+            first_seq = records[0].seq
+            last_seq = records[-1].seq
+            self._pending, self._waiters, self._pending_bytes = [], [], 0
+            try:
+                await loop.run_in_executor(self._executor, self._write, records, first_seq)
+            except Exception as exc:
+                log.error("journal write failed: %s", exc)
+                # callers answer 503 for an OSError; any failure here means "not on disk"
+                error = exc if isinstance(exc, OSError) else OSError(str(exc))
+                # seqs of a failed batch are never reused: readers skip the gap
+                for waiter in waiters:
                     if not waiter.done():
-                        waiter.set_result(seq)
-        finally:
-            self._flushing = False
+                        waiter.set_exception(error)
+                continue
+            self.durable_seq = last_seq
+            self.appended += len(records)
+            self.fsyncs += 1
+            for seq, waiter in enumerate(waiters, first_seq):
+                if not waiter.done():
+                    waiter.set_result(seq)
 
     def _write(self, records: list[Record], first_seq: int) -> None:
         """Runs on the journal thread: frames the batch, then one `writev` (the payloads are

@@ -14,6 +14,8 @@ FIXED = struct.Struct("<QqBHHH")
 """Body start: seq, received (epoch ms), kind, then the lengths of project, environment and
 payload id; those three UTF-8 strings follow, then the payload bytes up to the body's end."""
 MAX_BODY = 1 << 30
+CRC_PIECE = 4096
+"""Bytes per `zlib.crc32` call when framing: below the 5 kB from which it releases the GIL."""
 
 
 class Kind(IntEnum):
@@ -74,9 +76,6 @@ def crc32_holding_gil(payload: bytes, head: bytes) -> int:
     for start in range(0, len(view), CRC_PIECE):
         crc = zlib.crc32(view[start : start + CRC_PIECE], crc)
     return crc
-
-
-CRC_PIECE = 4096
 
 
 def decode_body(body: bytes | memoryview, *, payload: bool = True) -> Record:
