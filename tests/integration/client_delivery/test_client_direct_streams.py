@@ -88,6 +88,8 @@ def test_a_browser_stream_holds_no_asgi_task_on_the_connection(
             assert headers["content-type"] == "text/event-stream; charset=utf-8"
             assert (headers["cache-control"], headers["x-accel-buffering"]) == ("no-cache", "no")
             assert headers["transfer-encoding"] == "chunked"
+            # a stream on the connection ends the connection with it; uvicorn's keeps it alive
+            assert headers.get("connection") == ("close" if direct else None)
             assert headers["access-control-allow-origin"] == PAGE
             assert "Retry-After" in headers["access-control-expose-headers"]
             lines = stream.iter_lines()

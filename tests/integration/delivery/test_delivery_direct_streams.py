@@ -75,6 +75,8 @@ def test_a_direct_stream_gets_the_put_then_changes_and_is_forgotten_on_disconnec
             assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
             assert response.headers["x-accel-buffering"] == "no"
             assert response.headers["transfer-encoding"] == "chunked"
+            # the connection ends with the stream, so no client may reuse it for another request
+            assert response.headers["connection"] == "close"
             lines = response.iter_lines()
             assert next(lines).startswith("retry: ")
             [(_, put)] = read_events(lines, lambda name, _d: name == "put")

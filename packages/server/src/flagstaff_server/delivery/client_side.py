@@ -51,6 +51,7 @@ from flagstaff_server.delivery.evaluation_cache import (
     view_name,
 )
 from flagstaff_server.delivery.fanout import (
+    DIRECT_FRAMING,
     WRITE_BUFFER_LIMIT,
     Channel,
     DirectStream,
@@ -556,7 +557,7 @@ class ClientDelivery:
                 *default_headers,
                 *SSE_HEADERS,
                 *request.cors,
-                (b"transfer-encoding", b"chunked"),
+                *DIRECT_FRAMING,
             ],
         )
         transport.write(b"%b%x\r\n%b\r\n" % (head, len(first), first))

@@ -29,7 +29,13 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import open_stream, query_value, sdk_key_of, sse_headers
 from flagstaff_server.delivery.client_side import CONTEXT_LIMIT, Route, stream_route
-from flagstaff_server.delivery.fanout import WRITE_BUFFER_LIMIT, Broadcaster, DirectStream, Protocol
+from flagstaff_server.delivery.fanout import (
+    DIRECT_FRAMING,
+    WRITE_BUFFER_LIMIT,
+    Broadcaster,
+    DirectStream,
+    Protocol,
+)
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application
@@ -145,9 +151,9 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
             return True
         hint, payload = opening
         head = [b"HTTP/1.1 200 OK\r\n"]
-        for name, value in (*self.server_state.default_headers, *sse_headers(env)):
+        for name, value in (*self.server_state.default_headers, *sse_headers(env), *DIRECT_FRAMING):
             head += (name, b": ", value, b"\r\n")
-        head.append(b"transfer-encoding: chunked\r\n\r\n%x\r\n" % (len(hint) + len(payload)))
+        head.append(b"\r\n%x\r\n" % (len(hint) + len(payload)))
         head.append(hint)
         # The payload is one shared bytes object: written by reference, never copied per stream.
         self.transport.writelines((b"".join(head), payload, b"\r\n"))

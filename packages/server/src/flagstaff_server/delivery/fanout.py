@@ -213,6 +213,15 @@ class DirectStream(asyncio.Protocol):
 
 LAST_CHUNK = b"0\r\n\r\n"
 
+DIRECT_FRAMING: tuple[tuple[bytes, bytes], ...] = (
+    (b"transfer-encoding", b"chunked"),
+    (b"connection", b"close"),
+)
+"""The framing headers of a stream served on the connection. The connection ends with the stream
+(`DirectStream.close` closes it after the last chunk), so the response says so: without
+`connection: close` a client may put the connection back in its pool after the last chunk and
+send its next request into a socket the server is closing."""
+
 
 def response_head(status: int, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
     """An HTTP/1.1 response's status line and headers, for a response written by hand."""
