@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from dataclasses import dataclass
 from email.utils import formatdate
 from typing import TYPE_CHECKING
@@ -228,8 +227,3 @@ def cors_headers(headers: dict[bytes, bytes]) -> Headers:
         (b"access-control-allow-credentials", b"false"),
         (b"vary", b"Origin"),
     ]
-
-
-def generated_id() -> str:
-    """A payload id for a payload sent without one; never equal to an SDK's UUID."""
-    return f"flagstaff-{uuid.uuid4().hex}"

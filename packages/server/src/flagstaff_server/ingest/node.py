@@ -21,7 +21,7 @@ import redis
 
 from flagstaff_server.durable import replace_file
 from flagstaff_server.ingest.analytics import AnalyticsStore
-from flagstaff_server.ingest.asgi import IngestApp, generated_id
+from flagstaff_server.ingest.asgi import IngestApp
 from flagstaff_server.ingest.journal import Journal
 from flagstaff_server.ingest.keyring import Keyring
 from flagstaff_server.ingest.processor import Processor
@@ -40,6 +40,15 @@ LOOP_SWITCH_SECONDS = 0.002
 loop gives up the GIL on every poll; with the default 5 ms it may then wait that long behind the
 processor thread's Python work before it can acknowledge anything. A shorter one let acks
 through sooner in the all-in-one bench; 0.5 ms switched so often that it was slower again."""
+
+GENERATED_ID_PREFIX = "flagstaff-"
+"""Starts the id given to a payload sent without one. Such ids are never remembered for
+de-duplication: nobody can send them again."""
+
+
+def generated_id() -> str:
+    """A payload id for a payload sent without one; never equal to an SDK's UUID."""
+    return f"{GENERATED_ID_PREFIX}{uuid.uuid4().hex}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,7 +147,7 @@ class IngestNode:
         return value
 
     def _remember(self, record: Record) -> None:
-        if record.payload_id and not record.payload_id.startswith("flagstaff-"):
+        if record.payload_id and not record.payload_id.startswith(GENERATED_ID_PREFIX):
             key = (record.project, record.environment, record.payload_id)
             self.recent.remember(key, record.received_ms)
 
