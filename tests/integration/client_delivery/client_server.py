@@ -21,7 +21,7 @@ from flagstaff_server.app import Flagstaff
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.settings import Settings
 from management import ok
-from servers import serve_in_thread
+from servers import serve_in_thread, wait_until
 
 ADMIN = "client-delivery-admin-token-0123"
 PROJECT = "web"
@@ -135,6 +135,21 @@ def seed(api: httpx.Client) -> dict[str, Any]:
     return environment
 
 
+def delivered(api: httpx.Client) -> bool:
+    """Whether delivery has applied every change the store holds: the API answers once a change
+    is stored, and delivery applies it from the change feed a moment later."""
+    parts = ok(api.get("/status"))["parts"]
+    position: int = parts["delivery"]["position"]
+    latest: int = parts["changeFeed"]["latestSeq"]
+    return position >= latest
+
+
+def wait_delivered(api: httpx.Client) -> None:
+    """Wait until delivery serves every change made so far (a stream or poll opened right after
+    the last API write could otherwise be answered from the data before it)."""
+    wait_until(lambda: delivered(api), what="delivery to apply every stored change")
+
+
 @contextmanager
 def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
     """`overrides` are Settings fields (e.g. admission limits)."""
@@ -151,6 +166,7 @@ def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
         httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
     ):
         environment = seed(api)
+        wait_delivered(api)
         yield Deployment(
             url=server.url,
             api=api,

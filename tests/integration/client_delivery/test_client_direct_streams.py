@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from client_server import ADMIN, Deployment, b64, next_event, seed, sse_events
+from client_server import ADMIN, Deployment, b64, next_event, seed, sse_events, wait_delivered
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.delivery.fanout import Channel, DirectStream
@@ -43,6 +43,7 @@ def whole_server(
         httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
     ):
         environment = seed(api)
+        wait_delivered(api)
         yield (
             Deployment(
                 url=server.url,

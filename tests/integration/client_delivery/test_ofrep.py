@@ -10,7 +10,14 @@ from typing import Any
 
 import httpx
 import pytest
-from client_server import ENV_PATH, Deployment, next_event, running_server, sse_events
+from client_server import (
+    ENV_PATH,
+    Deployment,
+    next_event,
+    running_server,
+    sse_events,
+    wait_delivered,
+)
 from openfeature import api
 from openfeature.client import OpenFeatureClient
 from openfeature.contrib.provider.ofrep import OFREPProvider
@@ -42,6 +49,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             "number-flag",
             [{"op": "replace", "path": f"{ENV_PATH}/fallthrough", "value": {"rollout": rollout}}],
         )
+        wait_delivered(deployment.api)
         yield deployment
 
 
