@@ -130,6 +130,9 @@ class FlagstaffProcess:
     admin_token: str | None = None
     """FLAGSTAFF_ADMIN_TOKEN of the process (unset: inherited from this one)."""
     env: dict[str, str] = field(default_factory=dict)
+    inherit_flagstaff_variables: bool = True
+    """False: none of this process's FLAGSTAFF_ variables reach the child (a server started the
+    way a user starts it, say `make run`); `admin_token` and `env` still apply."""
     port: int = field(default_factory=free_port)
     start_timeout: float = START_TIMEOUT
     process: subprocess.Popen[bytes] | None = None
@@ -161,8 +164,13 @@ class FlagstaffProcess:
                 [*flagstaff_command(), *self.arguments()],
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **token, **self.env},
+                env={**self.inherited_environment(), **token, **self.env},
             )
+
+    def inherited_environment(self) -> dict[str, str]:
+        if self.inherit_flagstaff_variables:
+            return dict(os.environ)
+        return {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
 
     def start(self) -> None:
         self.launch()
