@@ -687,3 +687,55 @@ def test_saving_rules_keeps_the_ids_of_rules_kept_or_edited(
     assert after[0]["clauses"][0]["values"] == ["NZ", "AU"]
     assert after[1]["clauses"][0]["attribute"] == "beta"
     assert after[1]["_id"] not in {rule["_id"] for rule in before}
+
+
+def test_segment_rule_edits_keep_the_ids_of_rules_and_clauses(
+    ui_server: UiServer, context: Any
+) -> None:
+    url = f"/api/v2/segments/{PROJECT}/{ENV}/sticky-segment"
+    made = ui_server.api.post(
+        f"/api/v2/segments/{PROJECT}/{ENV}", json={"key": "sticky-segment", "name": "Sticky"}
+    )
+    assert made.status_code == 201, made.text
+    plan = {"attribute": "plan", "op": "in", "values": ["gold"]}
+    country = {"attribute": "country", "op": "in", "values": ["NZ"]}
+    before = semantic_patch(
+        ui_server,
+        url,
+        {
+            "instructions": [
+                {"kind": "addRule", "clauses": [plan, country]},
+                {"kind": "addRule", "clauses": [plan]},
+            ]
+        },
+    )["rules"]
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/segments/sticky-segment")
+    page.get_by_label("Values", exact=True).first.fill("gold\nsilver")
+    page.get_by_label("Include this % of matches (empty: all)").first.fill("25")
+    page.get_by_role("button", name="Remove rule").last.click()
+    page.get_by_role("button", name="Add rule").click()
+    page.get_by_label("Attribute", exact=True).last.fill("beta")
+    page.get_by_label("Values", exact=True).last.fill("yes")
+    page.get_by_role("button", name="Save segment").click()
+    expect()(page.locator("#notice")).to_contain_text("Saved segment sticky-segment")
+    after = ui_server.api.get(url).json()["rules"]
+    assert after[0]["_id"] == before[0]["_id"]
+    assert [clause["_id"] for clause in after[0]["clauses"]] == [
+        clause["_id"] for clause in before[0]["clauses"]
+    ]
+    assert after[0]["clauses"][0]["values"] == ["gold", "silver"]
+    assert after[0]["weight"] == 25000
+    assert len(after) == 2
+    assert after[1]["_id"] not in {rule["_id"] for rule in before}
+    assert after[1]["clauses"][0]["attribute"] == "beta"
+
+    # a bad value in a kept clause is shown on that clause's field, and nothing is saved
+    page.get_by_label("Operator").first.select_option("matches")
+    values = page.get_by_label("Values", exact=True).first
+    values.fill("(")
+    page.get_by_role("button", name="Save segment").click()
+    expect()(values).to_have_attribute("aria-invalid", "true")
+    expect()(values).to_have_value("(")
+    assert ui_server.api.get(url).json()["rules"] == after

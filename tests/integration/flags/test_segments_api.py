@@ -74,6 +74,99 @@ async def test_segment_semantic_patch_adds_targets_and_rule(api: httpx.AsyncClie
     assert segment["rules"][0]["_id"]
 
 
+async def test_segment_rule_edits_keep_the_ids_of_rules_and_clauses(
+    api: httpx.AsyncClient,
+) -> None:
+    await create_segment(api, "beta")
+    plan = {"attribute": "plan", "op": "in", "values": ["gold"]}
+    country = {"attribute": "country", "op": "in", "values": ["NZ"]}
+    made = await patch(
+        api,
+        f"{SEGMENTS}/beta",
+        {
+            "instructions": [
+                {"kind": "addRule", "clauses": [plan, country]},
+                {"kind": "addRule", "clauses": [plan]},
+            ]
+        },
+        semantic=True,
+    )
+    assert made.status_code == 200, made.text
+    first, second = made.json()["rules"]
+    plan_id, country_id = (clause["_id"] for clause in first["clauses"])
+    edited = await patch(
+        api,
+        f"{SEGMENTS}/beta",
+        {
+            "instructions": [
+                {"kind": "removeRule", "ruleId": second["_id"]},
+                {
+                    "kind": "updateClause",
+                    "ruleId": first["_id"],
+                    "clauseId": plan_id,
+                    "clause": {"attribute": "plan", "op": "in", "values": ["gold", "silver"]},
+                },
+                {"kind": "removeClauses", "ruleId": first["_id"], "clauseIds": [country_id]},
+                {"kind": "addClauses", "ruleId": first["_id"], "clauses": [country]},
+                {
+                    "kind": "updateRuleRolloutAndContextKind",
+                    "ruleId": first["_id"],
+                    "weight": 25000,
+                    "bucketBy": "accountId",
+                },
+                {"kind": "addRule", "clauses": [plan], "beforeRuleId": first["_id"]},
+            ]
+        },
+        semantic=True,
+    )
+    assert edited.status_code == 200, edited.text
+    added, kept = edited.json()["rules"]
+    assert kept["_id"] == first["_id"]
+    assert kept["clauses"][0] == {
+        "_id": plan_id,
+        "contextKind": "user",
+        "attribute": "plan",
+        "op": "in",
+        "values": ["gold", "silver"],
+        "negate": False,
+    }
+    assert kept["clauses"][1]["_id"] not in {plan_id, country_id}
+    assert (kept["weight"], kept["bucketBy"]) == (25000, "accountId")
+    assert added["_id"] not in {first["_id"], second["_id"]}
+
+
+async def test_bad_bucket_by_is_a_problem_naming_the_field(api: httpx.AsyncClient) -> None:
+    await create_segment(api, "beta")
+    made = await patch(
+        api,
+        f"{SEGMENTS}/beta",
+        {"instructions": [{"kind": "addRule", "clauses": []}]},
+        semantic=True,
+    )
+    assert made.status_code == 200, made.text
+    rule_id = made.json()["rules"][0]["_id"]
+    for bad in ("/a//b", 3):
+        response = await patch(
+            api,
+            f"{SEGMENTS}/beta",
+            {
+                "instructions": [
+                    {"kind": "updateRuleDescription", "ruleId": rule_id, "description": "x"},
+                    {
+                        "kind": "updateRuleRolloutAndContextKind",
+                        "ruleId": rule_id,
+                        "bucketBy": bad,
+                    },
+                ]
+            },
+            semantic=True,
+        )
+        assert response.status_code == 400, response.text
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert response.json()["path"] == "/instructions/1/bucketBy"
+    assert (await api.get(f"{SEGMENTS}/beta")).json()["version"] == made.json()["version"]
+
+
 async def test_segment_errors(api: httpx.AsyncClient) -> None:
     await create_segment(api, "beta")
     stale = await patch(

@@ -273,6 +273,26 @@ def test_segment_rules_and_clauses(segment: Segment) -> None:
     )
 
 
+def test_rollout_update_sets_keeps_and_clears_bucket_by(segment: Segment) -> None:
+    def rollout(**params: Any) -> dict[str, Any]:
+        return {"kind": "updateRuleRolloutAndContextKind", "ruleId": "r1", **params}
+
+    bucketed = run(segment, rollout(weight=30000, bucketBy="/address/city"))
+    assert (bucketed["rules"][0]["weight"], bucketed["rules"][0]["bucketBy"]) == (
+        30000,
+        "/address/city",
+    )
+    kept = run(bucketed, rollout(weight=40000))
+    assert (kept["rules"][0]["weight"], kept["rules"][0]["bucketBy"]) == (40000, "/address/city")
+    cleared = run(kept, rollout(bucketBy=None))
+    assert "bucketBy" not in cleared["rules"][0]
+    assert "weight" not in cleared["rules"][0]
+    assert [clause["_id"] for clause in cleared["rules"][0]["clauses"]] == ["c1"]
+    assert fails(segment, rollout(bucketBy="/a//b")) == "/instructions/0/bucketBy"
+    assert fails(segment, rollout(bucketBy=7)) == "/instructions/0/bucketBy"
+    assert fails(segment, rollout(bucketBy="")) == "/instructions/0/bucketBy"
+
+
 def test_segment_metadata_instructions(segment: Segment) -> None:
     result = run(
         segment,

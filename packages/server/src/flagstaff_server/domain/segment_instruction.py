@@ -105,9 +105,7 @@ def _add_rule(document: Document, instruction: Instruction, new_id: IdFactory) -
     if instruction.has("weight"):
         rule["weight"] = _weight(instruction, "weight")
     if instruction.has("bucketBy"):
-        rule["bucketBy"] = instruction.string("bucketBy")
-        if not is_attribute_reference(rule["bucketBy"]):
-            raise instruction.error("invalid attribute reference", "bucketBy")
+        _set_bucket_by(rule, instruction)
     if instruction.has("rolloutContextKind"):
         rule["rolloutContextKind"] = instruction.string("rolloutContextKind")
         if not is_valid_context_kind(rule["rolloutContextKind"]):
@@ -116,6 +114,8 @@ def _add_rule(document: Document, instruction: Instruction, new_id: IdFactory) -
 
 
 def _update_rule_rollout(document: Document, instruction: Instruction, new_id: IdFactory) -> None:
+    """LaunchDarkly's `weight` (absent: the whole match) and `contextKind`, plus `bucketBy`, which
+    LaunchDarkly has no instruction for: a string sets it, null removes it, absent keeps it."""
     rule = find_rule(document["rules"], instruction)
     if instruction.has("weight"):
         rule["weight"] = _weight(instruction, "weight")
@@ -126,6 +126,18 @@ def _update_rule_rollout(document: Document, instruction: Instruction, new_id: I
         if not is_valid_context_kind(kind):
             raise instruction.error(f"invalid context kind {kind!r}", "contextKind")
         rule["rolloutContextKind"] = kind
+    if "bucketBy" in instruction.params:
+        _set_bucket_by(rule, instruction)
+
+
+def _set_bucket_by(rule: dict[str, Any], instruction: Instruction) -> None:
+    if not instruction.has("bucketBy"):
+        rule.pop("bucketBy", None)
+        return
+    bucket_by = instruction.string("bucketBy")
+    if not is_attribute_reference(bucket_by):
+        raise instruction.error(f"invalid attribute reference {bucket_by!r}", "bucketBy")
+    rule["bucketBy"] = bucket_by
 
 
 def _update_rule_description(

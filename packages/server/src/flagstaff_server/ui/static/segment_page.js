@@ -75,12 +75,13 @@ function keysByKind(rows) {
   return byKind;
 }
 
-// The instructions turning `original` into `draft`, and for each the field prefix its problem
-// paths map to (`included/1` for the second included row, `rules`, `name`, ...).
+// The instructions turning `original` into `draft`, and for each where its problem paths point:
+// `where` is the field prefix (`included/1` for the second included row, `rules/0/clauses/2`,
+// `name`, ...) and `drop` the part of the instruction's own path that the prefix stands for.
 export function segmentInstructions(original, draft) {
   const out = [];
   const origin = [];
-  const push = (instruction, where) => { out.push(instruction); origin.push(where); };
+  const push = (instruction, where, drop = '') => { out.push(instruction); origin.push({ where, drop }); };
   if (draft.name !== original.name) push({ kind: 'updateName', value: draft.name }, 'name');
   if (draft.description !== original.description) push({ kind: 'updateDescription', value: draft.description }, 'description');
   // every removal before any addition, so a key can move from included to excluded in one save
@@ -101,26 +102,76 @@ export function segmentInstructions(original, draft) {
     }
   }
   for (const [instruction, where] of additions) push(instruction, where);
-  if (JSON.stringify(original.rules) !== JSON.stringify(draft.rules)) {
-    for (const rule of original.rules) push({ kind: 'removeRule', ruleId: rule.id }, 'rules');
-    draft.rules.forEach((rule, i) => {
-      const body = { kind: 'addRule', clauses: rule.clauses.map(clauseBody) };
-      if (rule.description) body.description = rule.description;
-      if (rule.weight !== '') body.weight = Math.round(Number(rule.weight) * 1000);
-      if (rule.bucketBy) body.bucketBy = rule.bucketBy;
-      push(body, `rules/${i}`);
-    });
-  }
+  ruleInstructions(original.rules, draft.rules, push);
   return { instructions: out, origin };
 }
 
+const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+// A clause as updateClause and addClauses take it: the server places the `_id` itself.
+function clauseFields(draft) {
+  const fields = clauseBody(draft);
+  delete fields._id;
+  return fields;
+}
+
+// Only what changed: a rule still in the draft keeps its `_id` and so do its clauses still there
+// (evaluation reasons and the audit log keep naming the same rule). Rules the draft dropped are
+// removed, the kept ones put in the draft's order, then each kept rule is edited in place and each
+// new rule added before the next kept one, which leaves the rules in the draft's order.
+function ruleInstructions(originalRules, draftRules, push) {
+  const before = new Map(originalRules.map((rule) => [rule.id, rule]));
+  const isKept = (rule) => Boolean(rule.id) && before.has(rule.id);
+  const keptIds = draftRules.filter(isKept).map((rule) => rule.id);
+  const stillThere = new Set(keptIds);
+  for (const rule of originalRules) {
+    if (!stillThere.has(rule.id)) push({ kind: 'removeRule', ruleId: rule.id }, 'rules');
+  }
+  const remaining = originalRules.filter((rule) => stillThere.has(rule.id)).map((rule) => rule.id);
+  if (!sameJson(remaining, keptIds)) push({ kind: 'reorderRules', ruleIds: keptIds }, 'rules');
+  draftRules.forEach((rule, i) => {
+    const where = `rules/${i}`;
+    if (!isKept(rule)) {
+      const body = { kind: 'addRule', clauses: rule.clauses.map(clauseFields) };
+      if (rule.description) body.description = rule.description;
+      if (rule.weight !== '') body.weight = Math.round(Number(rule.weight) * 1000);
+      if (rule.bucketBy) body.bucketBy = rule.bucketBy;
+      const next = draftRules.slice(i + 1).find(isKept);
+      if (next) body.beforeRuleId = next.id;
+      push(body, where);
+      return;
+    }
+    const old = before.get(rule.id);
+    const oldClauses = new Map(old.clauses.map((clause) => [clause.id, clause]));
+    const keptClauses = new Set(rule.clauses.filter((c) => c.id && oldClauses.has(c.id)).map((c) => c.id));
+    const gone = old.clauses.filter((clause) => !keptClauses.has(clause.id)).map((clause) => clause.id);
+    if (gone.length) push({ kind: 'removeClauses', ruleId: rule.id, clauseIds: gone }, where);
+    rule.clauses.forEach((clause, j) => {
+      const at = `${where}/clauses/${j}`;
+      if (!keptClauses.has(clause.id)) {
+        push({ kind: 'addClauses', ruleId: rule.id, clauses: [clauseFields(clause)] }, at, '/clauses/0');
+      } else if (!sameJson(clauseBody(clause), clauseBody(oldClauses.get(clause.id)))) {
+        push({ kind: 'updateClause', ruleId: rule.id, clauseId: clause.id, clause: clauseFields(clause) }, at, '/clause');
+      }
+    });
+    if (rule.description !== old.description) push({ kind: 'updateRuleDescription', ruleId: rule.id, description: rule.description }, where);
+    if (rule.weight !== old.weight || rule.bucketBy !== old.bucketBy) {
+      // no weight: the whole match is in the segment; bucketBy null drops a former one
+      const body = { kind: 'updateRuleRolloutAndContextKind', ruleId: rule.id, bucketBy: rule.bucketBy || null };
+      if (rule.weight !== '') body.weight = Math.round(Number(rule.weight) * 1000);
+      push(body, where);
+    }
+  });
+}
+
 // `/instructions/3/values/0` from an instruction made for `included/1` -> `included/1/values/0`;
-// a rule's `/instructions/5/clauses/0/values` -> `rules/<i>/clauses/0/values`.
+// an updateClause's `/instructions/5/clause/values` -> `rules/<i>/clauses/<j>/values`.
 function segmentFieldPath(path, origin) {
   const m = path && path.match(/^\/instructions\/(\d+)(\/.*)?$/);
   if (!m) return path ? path.replace(/^\//, '') : path;
-  const where = origin[Number(m[1])];
-  const rest = m[2] || '';
+  const { where, drop } = origin[Number(m[1])] || { where: '', drop: '' };
+  let rest = m[2] || '';
+  if (drop && (rest === drop || rest.startsWith(`${drop}/`))) rest = rest.slice(drop.length);
   if (where === 'name' || where === 'description') return where;
   return where ? `${where}${rest}` : rest.replace(/^\//, '');
 }
