@@ -130,6 +130,15 @@ async def test_first_start_seeds_demo_and_admin_token_once(tmp_path: Path) -> No
                 # a human name and a line on what the flag demonstrates, not the key again
                 assert flag["name"] != flag["key"], flag["key"]
                 assert flag["description"], flag["key"]
+            for env in envs:
+                listed = await client.get(
+                    f"/api/v2/segments/demo/{env}", headers={"Authorization": secret}
+                )
+                assert listed.status_code == 200, listed.text
+                assert listed.json()["items"], env
+                for segment in listed.json()["items"]:
+                    assert segment["name"] != segment["key"], (env, segment["key"])
+                    assert segment["description"], (env, segment["key"])
     lines.clear()
     async with Flagstaff(fresh, announce=lines.append).running() as server:
         assert token_file.read_text().strip() == secret

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flagstaff_server.services import flags, imports, projects, tokens
+from flagstaff_server.services import flags, imports, projects, segments, tokens
 from flagstaff_server.services.access import SYSTEM
 from flagstaff_server.services.edit import EditRequest, JsonPatch
 from flagstaff_server.services.plane import ControlPlane
@@ -23,7 +23,7 @@ ENVIRONMENT = "production"
 ADMIN_TOKEN_FILE = "admin-token"
 
 # The data file is LaunchDarkly's SDK format, which has no names or descriptions: they live here,
-# one line each saying what the flag shows off.
+# one line each saying what the flag or segment shows off.
 FLAG_TITLES: dict[str, tuple[str, str]] = {
     "payments-enabled": (
         "Payments enabled",
@@ -43,6 +43,14 @@ FLAG_TITLES: dict[str, tuple[str, str]] = {
         "New dashboard",
         "A segment rule behind a prerequisite: true for the beta-testers segment while "
         "payments-enabled serves true.",
+    ),
+}
+
+SEGMENT_TITLES: dict[str, tuple[str, str]] = {
+    "beta-testers": (
+        "Beta testers",
+        "Who tries features early: beta-ben and the acme org by key, anyone on the beta plan by "
+        "rule; former-beta-fay is excluded even when the rule matches.",
     ),
 }
 
@@ -96,16 +104,24 @@ def create_demo(plane: ControlPlane) -> None:
     if path is None:
         return
     data: Any = json.loads(path.read_text(encoding="utf-8"))
-    for environment in ("production", "test"):
+    environments = ("production", "test")
+    for environment in environments:
         imports.import_data(plane, SYSTEM, PROJECT, environment, data)
     for key in sorted(FLAG_TITLES.keys() & data.get("flags", {}).keys()):
-        name, description = FLAG_TITLES[key]
-        operations = [
-            {"op": "replace", "path": "/name", "value": name},
-            {"op": "replace", "path": "/description", "value": description},
-        ]
-        edit = EditRequest(edit=JsonPatch(operations=operations), comment=None, body=operations)
-        flags.patch_flag(plane, SYSTEM, PROJECT, key, edit)
+        flags.patch_flag(plane, SYSTEM, PROJECT, key, titled(*FLAG_TITLES[key]))
+    for key in sorted(SEGMENT_TITLES.keys() & data.get("segments", {}).keys()):
+        for environment in environments:
+            edit = titled(*SEGMENT_TITLES[key])
+            segments.patch_segment(plane, SYSTEM, PROJECT, environment, key, edit)
+
+
+def titled(name: str, description: str) -> EditRequest:
+    """The edit giving a demo flag or segment its name and description."""
+    operations = [
+        {"op": "replace", "path": "/name", "value": name},
+        {"op": "replace", "path": "/description", "value": description},
+    ]
+    return EditRequest(edit=JsonPatch(operations=operations), comment=None, body=operations)
 
 
 def write_secret(path: Path, secret: str) -> None:
