@@ -37,7 +37,7 @@ ProjectKey = Annotated[str, Path(alias=PROJECT_PARAM, description="The project k
 EnvironmentKey = Annotated[str, Path(alias=ENVIRONMENT_PARAM, description="The environment key")]
 
 
-def plane_of(request: Request) -> ControlPlane:
+async def plane_of(request: Request) -> ControlPlane:
     plane: ControlPlane = request.app.state.plane
     return plane
 

@@ -29,7 +29,7 @@ def has_body(request: Request) -> bool:
     return "transfer-encoding" in request.headers
 
 
-def require_json_body(request: Request) -> None:
+async def require_json_body(request: Request) -> None:
     """Raise `UnsupportedMediaType` for a request body that is not declared as JSON."""
     if request.method not in BODY_METHODS or not has_body(request):
         return
