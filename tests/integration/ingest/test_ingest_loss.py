@@ -48,14 +48,13 @@ def test_sigkill_three_times_counts_every_acknowledged_payload_once(tmp_path: Pa
         kill_points = sorted(rng.sample(range(50, PAYLOADS - 100), KILLS))
         kills_done: list[int] = []
 
-        def send(index: int, item: Payload) -> None:
-            with httpx.Client(timeout=10) as client:
-                if send_until_acknowledged(client, server.url, sdk_key, item, deadline=deadline):
-                    with lock:
-                        acknowledged.add(index)
-                    # every seventh payload is sent again after its ack: a retry of a lost answer
-                    if index % 7 == 0:
-                        post(client, server.url, sdk_key, item)
+        def send(client: httpx.Client, index: int, item: Payload) -> None:
+            if send_until_acknowledged(client, server.url, sdk_key, item, deadline=deadline):
+                with lock:
+                    acknowledged.add(index)
+                # every seventh payload is sent again after its ack: a retry of a lost answer
+                if index % 7 == 0:
+                    post(client, server.url, sdk_key, item)
 
         def kill_and_restart() -> None:
             for point in kill_points:
@@ -71,8 +70,11 @@ def test_sigkill_three_times_counts_every_acknowledged_payload_once(tmp_path: Pa
 
         killer = threading.Thread(target=kill_and_restart)
         killer.start()
-        with ThreadPoolExecutor(max_workers=24) as pool:
-            for future in [pool.submit(send, i, item) for i, item in enumerate(payloads)]:
+        # one client for every sender, as an application has one SDK: building an httpx.Client
+        # costs ~60 ms of CPU (its TLS context), and one per payload spent a minute of the send
+        # deadline on that on a busy two-core machine
+        with httpx.Client(timeout=10) as client, ThreadPoolExecutor(max_workers=24) as pool:
+            for future in [pool.submit(send, client, i, item) for i, item in enumerate(payloads)]:
                 future.result()
         killer.join(timeout=SEND_SECONDS)
         assert len(kills_done) == KILLS, kills_done
