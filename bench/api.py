@@ -1,6 +1,8 @@
 """Management API throughput: flag reads (GET) and flag patches (semantic patch turnFlagOn/Off)
-against a real `flagstaff serve` process on SQLite and on PostgreSQL, beside `GET /status` as the
-floor set by the server and the load generator themselves.
+against a real `flagstaff serve` process on SQLite and on PostgreSQL, beside a floor in the same
+run: `GET /api/v2/session/status` without a cookie, a route of the same API app (same server,
+middleware and serialisation) that answers without touching the store. Reads and patches are
+reported as multiples of the floor's time per request.
 
 Run `python -m bench.api`; prints requests per second with latency percentiles and writes
 `build/bench/api.json`. Every phase is bounded by a request count and a time limit.
@@ -35,6 +37,9 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "FLAGSTAFF_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )
 OUTPUT = Path("build/bench/api.json")
+FLOOR_PATH = "/api/v2/session/status"
+"""The floor: an API route that reads no store without a session cookie (`GET /status` would not
+do: it probes the store and the change feed, and bypasses the API app)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,8 +151,8 @@ async def hammer(
             issued += 1
             key = f"flag-{(number + sequence) % 20}"
             begin = time.perf_counter()
-            if operation == "status":
-                status = await connection.send("GET", "/status")
+            if operation == "floor":
+                status = await connection.send("GET", FLOOR_PATH)
             elif operation == "read":
                 status = await connection.send("GET", f"/api/v2/flags/bench/{key}")
             else:
@@ -188,9 +193,8 @@ async def hammer(
 def measure(backend: str, served: Served, args: argparse.Namespace) -> list[Measurement]:
     seed(served.url)
     results = []
-    # `status` is the floor: the same server answering its cheapest request, no store involved.
     phases = (
-        ("status", args.concurrency),
+        ("floor", args.concurrency),
         ("read", args.concurrency),
         ("patch", args.patch_concurrency),
     )
@@ -212,6 +216,17 @@ def measure(backend: str, served: Served, args: argparse.Namespace) -> list[Meas
             )
         )
     return results
+
+
+def floor_ratios(measurements: list[Measurement]) -> dict[tuple[str, str], float]:
+    """Per backend, each operation's requests/s as a divisor of the floor's: how many times
+    longer a read or patch takes than the API's cheapest route under the same load."""
+    floors = {m.backend: m.per_second for m in measurements if m.operation == "floor"}
+    return {
+        (m.backend, m.operation): round(floors[m.backend] / m.per_second, 2)
+        for m in measurements
+        if m.operation != "floor" and m.per_second > 0 and m.backend in floors
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -255,12 +270,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{m.per_second:>9.1f} {m.p50_ms:>8.2f} {m.p99_ms:>8.2f} {m.server_cpu_ms:>7.3f} "
             f"{m.errors:>6}"
         )
+    ratios = floor_ratios(measurements)
+    for (backend, operation), ratio in ratios.items():
+        print(f"{backend}: {operation} takes {ratio:.2f}x the floor's time per request")
     for backend, reason in skipped.items():
         print(f"{backend}: skipped ({reason})")
     report: dict[str, Any] = {
         "benchmark": "api",
         "python": sys.version.split()[0],
         "measurements": [asdict(m) for m in measurements],
+        "floor": FLOOR_PATH,
+        "ratios": {f"{backend}/{op}": ratio for (backend, op), ratio in ratios.items()},
         "skipped": skipped,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
