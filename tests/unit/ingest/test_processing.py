@@ -210,3 +210,56 @@ def test_contexts_are_bounded_per_environment(tmp_path: Path) -> None:
     store.commit(None, [record(1, events)], now_ms=HOUR)
     assert store.context_count("shop", "production") == 10
     store.close()
+
+
+def test_a_context_keeps_its_newest_copy_across_payloads_and_context_keys_add_only_new_ones() -> (
+    None
+):
+    def index(at: int, context: dict[str, Any]) -> dict[str, Any]:
+        return {"kind": "index", "creationDate": at, "context": context}
+
+    def keys_only(at: int) -> dict[str, Any]:
+        return {"kind": "custom", "creationDate": at, "key": "buy", "contextKeys": {"user": "u1"}}
+
+    multi = {"kind": "multi", "user": {"key": "u1", "plan": "platinum"}, "org": {"key": "o1"}}
+    batch = tally(
+        [
+            record(1, [keys_only(HOUR + 1), index(HOUR + 1, {"key": "u1", "plan": "gold"})]),
+            record(2, [index(HOUR + 3, multi), keys_only(HOUR + 9)]),
+            record(3, [index(HOUR + 2, {"kind": "user", "key": "u1", "plan": "silver"})]),
+            record(4, [keys_only(HOUR + 4)]),
+        ]
+    )
+    # the kindless context at the same time as the keys-only one replaces it; the multi-kind
+    # part is newer than both; a later payload's older copy and later `contextKeys` do not count
+    assert batch.contexts[("shop", "production", "user", "u1")] == (
+        HOUR + 3,
+        {"kind": "user", "key": "u1", "plan": "platinum"},
+    )
+    assert batch.contexts[("shop", "production", "org", "o1")] == (
+        HOUR + 3,
+        {"kind": "org", "key": "o1"},
+    )
+    assert [c.context_key for c in batch.customs] == ["u1", "u1", "u1"]
+
+
+def test_a_context_known_only_by_context_keys_is_stored_as_kind_and_key() -> None:
+    event = {"kind": "custom", "creationDate": HOUR, "key": "k", "contextKeys": {"org": "o1"}}
+    batch = tally([record(1, [event])])
+    assert batch.contexts == {
+        ("shop", "production", "org", "o1"): (HOUR, {"kind": "org", "key": "o1"})
+    }
+
+
+def test_custom_events_and_raw_payloads_are_stored_row_by_row(tmp_path: Path) -> None:
+    store = AnalyticsStore(f"sqlite:///{tmp_path / 'a.db'}")
+    events = [
+        {"kind": "custom", "creationDate": HOUR + 1, "key": "buy", "metricValue": 2.5},
+        {"kind": "custom", "creationDate": HOUR + 2, "key": "buy", "metricValue": 3},
+        {"kind": "custom", "creationDate": HOUR + 3, "key": "buy"},
+    ]
+    store.commit(None, [record(1, events)], now_ms=HOUR)
+    assert store.metric("shop", "production", "buy") == (3, 2, 5.5)
+    exported = list(store.export("shop", "production", start_ms=HOUR, end_ms=HOUR + 3))
+    assert [orjson.loads(line) for line in exported] == events[:2]
+    store.close()

@@ -40,7 +40,14 @@ from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.ingest import migration
 from flagstaff_server.ingest.flag_status import Activity
 from flagstaff_server.ingest.record import Record
-from flagstaff_server.ingest.tally import InstanceReport, Tally, created_of, tally
+from flagstaff_server.ingest.tally import (
+    BodyRow,
+    CustomRow,
+    InstanceReport,
+    Tally,
+    created_of,
+    tally,
+)
 
 metadata = MetaData()
 
@@ -256,7 +263,7 @@ class AnalyticsStore:
         connection: Connection,
         table: Table,
         columns: Sequence[str],
-        rows: list[tuple[Any, ...]],
+        rows: Sequence[tuple[Any, ...]],
     ) -> None:
         """Plain inserts of many rows through the driver's `executemany`: the rows of a busy
         batch (custom events, bodies, payload ids) skip SQLAlchemy's per-row parameter
@@ -314,32 +321,9 @@ class AnalyticsStore:
                 ],
             )
         if batch.customs:
-            self._insert_many(
-                connection,
-                customs,
-                ("project", "environment", "created_ms", "key", "context_key", "metric_value"),
-                [
-                    (
-                        row.project,
-                        row.environment,
-                        row.created_ms,
-                        row.key,
-                        row.context_key,
-                        row.metric_value,
-                    )
-                    for row in batch.customs
-                ],
-            )
+            self._insert_many(connection, customs, CustomRow._fields, batch.customs)
         if batch.bodies:
-            self._insert_many(
-                connection,
-                raw,
-                ("project", "environment", "first_ms", "last_ms", "body"),
-                [
-                    (row.project, row.environment, row.first_ms, row.last_ms, row.body)
-                    for row in batch.bodies
-                ],
-            )
+            self._insert_many(connection, raw, BodyRow._fields, batch.bodies)
         if batch.contexts:
             statement, _ = self._upsert(contexts, ())
             statement = statement.on_conflict_do_update(

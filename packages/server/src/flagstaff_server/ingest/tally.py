@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -24,11 +24,14 @@ ContextKey = tuple[str, str, str, str]
 """(project, environment, context kind, context key)"""
 InstanceKey = tuple[str, str, str]
 """(project, environment, diagnostic id)"""
+KeptContext = tuple[int, Mapping[str, Any] | None]
+"""A context's newest event time and its part as sent (None: known by `contextKeys` only)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CustomRow:
-    """A custom event's name and metric value, kept per event for experiments and guardrails."""
+class CustomRow(NamedTuple):
+    """A custom event's name and metric value, kept per event for experiments and guardrails.
+    A named tuple, not a frozen dataclass: a busy batch makes one per custom event, and the
+    store hands the rows to the driver as they are (fields in the table's column order)."""
 
     project: str
     environment: str
@@ -38,9 +41,9 @@ class CustomRow:
     metric_value: float | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BodyRow:
-    """A payload kept raw for export, with the span of its events' creation times."""
+class BodyRow(NamedTuple):
+    """A payload kept raw for export, with the span of its events' creation times (a named tuple
+    in the table's column order, like `CustomRow`)."""
 
     project: str
     environment: str
@@ -86,38 +89,123 @@ def hour_of(ms: int) -> int:
 
 def tally(records: Iterable[Record]) -> Tally:
     result = Tally()
+    kept: dict[ContextKey, KeptContext] = {}
+    loads = orjson.loads
     for record in records:
         result.payloads += 1
         try:
-            parsed = orjson.loads(record.payload)
+            parsed = loads(record.payload)
         except orjson.JSONDecodeError:
             # validated before the append; only a changed validator could let one through
             result.skipped += 1
             continue
         events = parsed if isinstance(parsed, list) else [parsed]
-        span = [record.received_ms, record.received_ms]
-        for event in events:
-            if not isinstance(event, dict):
-                result.skipped += 1
-                continue
-            if record.kind == Kind.DIAGNOSTIC:
-                created = add_diagnostic(result, record, event)
-            else:
-                created = add_event(result, record, event)
-            if created < span[0]:
-                span[0] = created
-            if created > span[1]:
-                span[1] = created
+        if record.kind == Kind.DIAGNOSTIC:
+            first_ms, last_ms = add_diagnostics(result, record, events)
+        else:
+            first_ms, last_ms = add_events(result, kept, record, events)
         result.bodies.append(
-            BodyRow(
-                project=record.project,
-                environment=record.environment,
-                first_ms=span[0],
-                last_ms=span[1],
-                body=record.payload,
-            )
+            BodyRow(record.project, record.environment, first_ms, last_ms, record.payload)
         )
+    result.contexts = {
+        seen: (
+            at,
+            {"kind": seen[2], "key": seen[3]} if part is None else single_context(seen[2], part),
+        )
+        for seen, (at, part) in kept.items()
+    }
     return result
+
+
+def add_diagnostics(result: Tally, record: Record, events: list[Any]) -> tuple[int, int]:
+    """Add a payload's diagnostic events; returns the span of their times."""
+    first_ms = last_ms = record.received_ms
+    for event in events:
+        if not isinstance(event, dict):
+            result.skipped += 1
+            continue
+        created = add_diagnostic(result, record, event)
+        first_ms = min(first_ms, created)
+        last_ms = max(last_ms, created)
+    return first_ms, last_ms
+
+
+def add_events(
+    result: Tally, kept: dict[ContextKey, KeptContext], record: Record, events: list[Any]
+) -> tuple[int, int]:
+    """Add a payload's analytics events; returns the span of their times. The contexts seen go to
+    `kept`, each with the event time and the part as sent, made single-kind only once a batch is
+    done (for the copy that is kept, not for every event that names it)."""
+    project, environment, received = record.project, record.environment, record.received_ms
+    first_ms = last_ms = received
+    activity, customs = result.activity, result.customs
+    for event in events:
+        if not isinstance(event, dict):
+            result.skipped += 1
+            continue
+        kind = event.get("kind")
+        if kind == "summary":
+            if not add_summary(result, record, event):
+                result.skipped += 1
+            created = as_ms(event.get("endDate"), received)
+        else:
+            at = event.get("creationDate")
+            # the common case first: a positive int (a bool is not an int here)
+            created = at if type(at) is int and at > 0 else as_ms(at, received)
+            key = event.get("key")
+            if (kind == "feature" or kind == "debug") and isinstance(key, str):
+                flag = (project, environment, key)
+                span = activity.get(flag)
+                if span is None:
+                    activity[flag] = (created, created)
+                elif created < span[0] or created > span[1]:  # else already within the span
+                    activity[flag] = (min(span[0], created), max(span[1], created))
+            first_key = ""
+            context = event.get("context")
+            if isinstance(context, dict):
+                context_kind = context.get("kind", "user")
+                if context_kind == "multi":
+                    for part_kind, part_key, part in context_parts(context):
+                        first_key = first_key or part_key
+                        keep(kept, (project, environment, part_kind, part_key), created, part)
+                else:
+                    context_key = context.get("key")
+                    if isinstance(context_kind, str) and isinstance(context_key, str):
+                        first_key = context_key
+                        seen = (project, environment, context_kind, context_key)
+                        previous = kept.get(seen)
+                        if previous is None or previous[0] <= created:
+                            kept[seen] = (created, context)
+            keys = event.get("contextKeys")
+            if isinstance(keys, dict):
+                for context_kind, context_key in keys.items():
+                    if isinstance(context_key, str):
+                        first_key = first_key or context_key
+                        seen = (project, environment, context_kind, context_key)
+                        if seen not in kept:
+                            kept[seen] = (created, None)
+            if kind == "custom" and isinstance(key, str):
+                metric = event.get("metricValue")
+                value = (
+                    float(metric)
+                    if isinstance(metric, int | float) and not isinstance(metric, bool)
+                    else None
+                )
+                customs.append(CustomRow(project, environment, created, key, first_key, value))
+        if created < first_ms:
+            first_ms = created
+        elif created > last_ms:
+            last_ms = created
+    return first_ms, last_ms
+
+
+def keep(
+    kept: dict[ContextKey, KeptContext], seen: ContextKey, at: int, part: Mapping[str, Any]
+) -> None:
+    """Keep a context's attributes as of its newest event (the later of equal times)."""
+    previous = kept.get(seen)
+    if previous is None or previous[0] <= at:
+        kept[seen] = (at, part)
 
 
 def created_of(event: Mapping[str, Any], fallback: int) -> int:
@@ -125,54 +213,6 @@ def created_of(event: Mapping[str, Any], fallback: int) -> int:
     if event.get("kind") == "summary":
         return as_ms(event.get("endDate"), fallback)
     return as_ms(event.get("creationDate"), fallback)
-
-
-def add_event(result: Tally, record: Record, event: Mapping[str, Any]) -> int:
-    """Add one analytics event; returns its time."""
-    kind = event.get("kind")
-    if kind == "summary":
-        if not add_summary(result, record, event):
-            result.skipped += 1
-        return as_ms(event.get("endDate"), record.received_ms)
-    created = as_ms(event.get("creationDate"), record.received_ms)
-    project, environment = record.project, record.environment
-    key = event.get("key")
-    if kind in ("feature", "debug") and isinstance(key, str):
-        touch(result.activity, (project, environment, key), created)
-    first_key = ""
-    context = event.get("context")
-    if isinstance(context, dict):
-        seen_contexts = result.contexts
-        for context_kind, context_key, part in context_parts(context):
-            first_key = first_key or context_key
-            seen = (project, environment, context_kind, context_key)
-            previous = seen_contexts.get(seen)
-            if previous is None or previous[0] <= created:
-                # the single-kind context is built only for the copy that is kept
-                seen_contexts[seen] = (created, single_context(context_kind, part))
-    keys = event.get("contextKeys")
-    if isinstance(keys, dict):
-        for context_kind, context_key in keys.items():
-            if isinstance(context_key, str):
-                first_key = first_key or context_key
-                seen = (project, environment, context_kind, context_key)
-                if seen not in result.contexts:
-                    result.contexts[seen] = (created, {"kind": context_kind, "key": context_key})
-    if kind == "custom" and isinstance(key, str):
-        metric = event.get("metricValue")
-        result.customs.append(
-            CustomRow(
-                project=project,
-                environment=environment,
-                created_ms=created,
-                key=key,
-                context_key=first_key,
-                metric_value=float(metric)
-                if isinstance(metric, int | float) and not isinstance(metric, bool)
-                else None,
-            )
-        )
-    return created
 
 
 def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool:
