@@ -6,6 +6,7 @@ its first answer; the upstream returns: updates flow again."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,8 +20,13 @@ pytestmark = [pytest.mark.slow]
 USER = Context.create("user-1")
 
 
+def _connection(relay: RelayProcess) -> dict[str, Any]:
+    connection: dict[str, Any] = relay.status()["environments"]["production"]["connectionStatus"]
+    return connection
+
+
 def _state(relay: RelayProcess) -> str:
-    state: str = relay.status()["environments"]["production"]["connectionStatus"]["state"]
+    state: str = _connection(relay)["state"]
     return state
 
 
@@ -72,8 +78,14 @@ def test_relay_outlives_its_upstream_restarts_from_its_store_and_resumes(tmp_pat
         try:
             status = relay.status()["environments"]["production"]
             assert status["connectionStatus"]["state"] == "INTERRUPTED"
-            assert status["connectionStatus"]["lastError"] is not None
             assert status["serving"] is True
+            # the relay serves its store before its upstream thread's first attempt has failed
+            wait_until(
+                lambda: _connection(relay)["lastError"] is not None,
+                timeout=CATCH_UP_SECONDS,
+                what="the failed upstream attempt reported",
+            )
+            assert _connection(relay)["state"] == "INTERRUPTED"
             cold = sdk_client(relay.url, keys.sdk_key)
             try:
                 assert cold.is_initialized()
