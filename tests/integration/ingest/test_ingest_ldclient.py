@@ -18,7 +18,7 @@ from integration.scaleout.scaleout_cluster import (
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
-from management import create_flag, ok
+from management import create_flag, ok, served_flags
 from servers import running, wait_until
 
 pytestmark = pytest.mark.slow
@@ -32,6 +32,12 @@ def test_official_sdk_events_show_in_insights_with_exact_counts(tmp_path: Path) 
         switch_on(api, "checkout")
         patch = [{"op": "replace", "path": "/environments/production/trackEvents", "value": True}]
         ok(api.patch("/api/v2/flags/shop/checkout", json=patch))
+        # delivery applies the API's writes from the change feed a moment after they are stored:
+        # an SDK started before it has the last one would evaluate without trackEvents
+        wait_until(
+            lambda: _delivered(server.url, sdk_key),
+            what="delivery to serve checkout on with trackEvents",
+        )
         config = Config(
             sdk_key,
             base_uri=server.url,
@@ -108,3 +114,8 @@ def test_official_sdk_events_show_in_insights_with_exact_counts(tmp_path: Path) 
         fleet = ok(api.get("/api/v2/insights/shop/production/sdk-instances"))["items"]
         assert len(fleet) == 1
         assert fleet[0]["sdk"] == {"name": "python-server-sdk", "version": "9.18.4"}
+
+
+def _delivered(url: str, sdk_key: str) -> bool:
+    flag = served_flags(url, sdk_key).get("checkout")
+    return bool(flag and flag["on"] and flag["trackEvents"])

@@ -20,6 +20,7 @@ from integration.scaleout.scaleout_cluster import (
     create_project,
     switch_on,
 )
+from management import is_on
 from servers import running, wait_until
 
 pytestmark = pytest.mark.slow
@@ -79,6 +80,9 @@ def test_sdk_events_arrive_exactly_once_at_ingestion_across_an_outage(tmp_path: 
         sdk_key = create_project(api)
         create_flag(api, FLAG)
         switch_on(api, FLAG)
+        # delivery applies the switch from the change feed a moment after the API stored it: an
+        # SDK started before that would evaluate the flag off
+        wait_until(lambda: is_on(server.url, sdk_key, FLAG), what="delivery to serve the flag on")
         proxy = FaultProxy(server.port)
         with proxy.running():
             events = sink_factory(
