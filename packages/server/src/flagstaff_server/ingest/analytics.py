@@ -46,6 +46,7 @@ from flagstaff_server.ingest.tally import (
     InstanceReport,
     Tally,
     created_of,
+    load_payload,
     tally,
 )
 
@@ -563,7 +564,7 @@ class AnalyticsStore:
 
             rows: list[tuple[int, bytes]] = self._run(work)
             for _, body in rows:
-                parsed = orjson.loads(body)
+                parsed = load_payload(body)
                 for event in parsed if isinstance(parsed, list) else [parsed]:
                     if isinstance(event, dict) and start_ms <= created_of(event, start_ms) < end_ms:
                         yield orjson.dumps(event) + b"\n"

@@ -5,15 +5,24 @@ Pure: no I/O, no clock; malformed events inside an accepted payload are counted 
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
 from flagstaff_server.ingest.record import Kind, Record
 
 HOUR_MS = 3_600_000
+MAX_MS = 253_402_300_799_999
+"""The last millisecond of the year 9999: a time past it (or not positive) is replaced by the
+payload's receive time, as a missing one is."""
+MAX_COUNT = 2**31 - 1
+"""The largest summary counter or dropped-event count taken from one event; a larger one is
+malformed. It keeps every stored sum far inside a 64-bit column: one hour's row of a flag and
+variation would need more than 4 billion such counters to reach it."""
 NO_VARIATION = -1
 """The variation recorded when none was chosen (an unknown flag, or an error)."""
 
@@ -83,6 +92,37 @@ class Tally:
     payloads: int = 0
 
 
+def load_payload(payload: bytes) -> Any:
+    """A stored payload's JSON (None if it is not JSON at all)."""
+    try:
+        return orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return lenient_loads(payload)
+
+
+def lenient_loads(payload: bytes) -> Any:
+    """A payload that orjson refuses although acceptance let it in: valid JSON holding a number
+    no 64-bit value can hold (`1e400`, a 30-digit integer), in a member acceptance skipped. Read
+    with such numbers as null, so the payload's other events still count and everything kept
+    can be stored and exported. None if it is not JSON at all."""
+    try:
+        return json.loads(payload, parse_int=_bounded_int, parse_float=_finite_float)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _bounded_int(text: str) -> int | None:
+    if len(text) > 21:  # past any 64-bit value, and never hits int()'s digit limit
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**64 else None
+
+
+def _finite_float(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
 def hour_of(ms: int) -> int:
     return ms - ms % HOUR_MS
 
@@ -96,9 +136,10 @@ def tally(records: Iterable[Record]) -> Tally:
         try:
             parsed = loads(record.payload)
         except orjson.JSONDecodeError:
-            # validated before the append; only a changed validator could let one through
-            result.skipped += 1
-            continue
+            parsed = lenient_loads(record.payload)
+            if parsed is None:
+                result.skipped += 1
+                continue
         events = parsed if isinstance(parsed, list) else [parsed]
         if record.kind == Kind.DIAGNOSTIC:
             first_ms, last_ms = add_diagnostics(result, record, events)
@@ -151,9 +192,9 @@ def add_events(
         else:
             at = event.get("creationDate")
             # the common case first: a positive int (a bool is not an int here)
-            created = at if type(at) is int and at > 0 else as_ms(at, received)
+            created = at if type(at) is int and 0 < at <= MAX_MS else as_ms(at, received)
             key = event.get("key")
-            if (kind == "feature" or kind == "debug") and isinstance(key, str):
+            if (kind == "feature" or kind == "debug") and is_text(key):
                 flag = (project, environment, key)
                 span = activity.get(flag)
                 if span is None:
@@ -170,7 +211,7 @@ def add_events(
                         keep(kept, (project, environment, part_kind, part_key), created, part)
                 else:
                     context_key = context.get("key")
-                    if isinstance(context_kind, str) and isinstance(context_key, str):
+                    if is_text(context_kind) and is_text(context_key):
                         first_key = context_key
                         seen = (project, environment, context_kind, context_key)
                         previous = kept.get(seen)
@@ -179,12 +220,12 @@ def add_events(
             keys = event.get("contextKeys")
             if isinstance(keys, dict):
                 for context_kind, context_key in keys.items():
-                    if isinstance(context_key, str):
+                    if is_text(context_kind) and is_text(context_key):
                         first_key = first_key or context_key
                         seen = (project, environment, context_kind, context_key)
                         if seen not in kept:
                             kept[seen] = (created, None)
-            if kind == "custom" and isinstance(key, str):
+            if kind == "custom" and is_text(key):
                 metric = event.get("metricValue")
                 value = (
                     float(metric)
@@ -223,7 +264,7 @@ def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool
     start = as_ms(event.get("startDate"), end)
     hour = hour_of(end)
     for flag_key, summary in features.items():
-        if not isinstance(summary, dict):
+        if not isinstance(summary, dict) or not is_text(flag_key):
             continue
         counters = summary.get("counters")
         if not isinstance(counters, list):
@@ -233,15 +274,12 @@ def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool
             if not isinstance(counter, dict):
                 continue
             count = counter.get("count")
-            if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            if type(count) is not int or not 0 < count <= MAX_COUNT:  # a bool is not an int here
                 continue
             variation = counter.get("variation")
-            index = (
-                variation
-                if isinstance(variation, int) and not isinstance(variation, bool)
-                else NO_VARIATION
-            )
-            key = (record.project, record.environment, flag_key, hour, index)
+            if type(variation) is not int or not 0 <= variation <= MAX_COUNT:
+                variation = NO_VARIATION
+            key = (record.project, record.environment, flag_key, hour, variation)
             result.counts[key] = result.counts.get(key, 0) + count
             evaluated = True
         if evaluated:
@@ -255,7 +293,7 @@ def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> i
     """Add one diagnostic event to its SDK instance's report; returns its time."""
     ident = event.get("id")
     instance_id = ident.get("diagnosticId") if isinstance(ident, dict) else None
-    if not isinstance(instance_id, str):
+    if not is_text(instance_id):
         result.skipped += 1
         return record.received_ms
     created = as_ms(event.get("creationDate"), record.received_ms)
@@ -274,10 +312,10 @@ def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> i
     if isinstance(platform, dict):
         report.platform = platform
     dropped = event.get("droppedEvents")
-    if isinstance(dropped, int) and not isinstance(dropped, bool) and dropped > 0:
+    if type(dropped) is int and 0 < dropped <= MAX_COUNT:
         report.dropped_events += dropped
     since = event.get("dataSinceDate")
-    if isinstance(since, int) and not isinstance(since, bool):
+    if type(since) is int and 0 < since <= MAX_MS:
         report.data_since_ms = since
     inits = event.get("streamInits")
     if isinstance(inits, list):
@@ -302,10 +340,13 @@ def context_parts(context: Mapping[str, Any]) -> list[tuple[str, str, Mapping[st
         return [
             (name, part["key"], part)
             for name, part in context.items()
-            if name != "kind" and isinstance(part, dict) and isinstance(part.get("key"), str)
+            if name != "kind"
+            and is_text(name)
+            and isinstance(part, dict)
+            and is_text(part.get("key"))
         ]
     key = context.get("key")
-    if isinstance(kind, str) and isinstance(key, str):
+    if is_text(kind) and is_text(key):
         return [(kind, key, context)]
     return []
 
@@ -321,14 +362,20 @@ def touch(activity: dict[FlagKey, tuple[int, int]], flag: FlagKey, at: int) -> N
 
 
 def as_ms(value: object, fallback: int) -> int:
-    if type(value) is int and value > 0:  # the common case first; a bool is not an int here
-        return value
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    if isinstance(value, float) and value > 0:
+    """A time in epoch milliseconds from an event, or `fallback` when it is missing or outside
+    (0, MAX_MS]. JSON numbers are exactly int or float (a bool is neither here)."""
+    if type(value) is int:
+        return value if 0 < value <= MAX_MS else fallback
+    if type(value) is float and 0 < value <= MAX_MS:
         return int(value)
     return fallback
 
 
 def text_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    return value if is_text(value) else None
+
+
+def is_text(value: object) -> TypeGuard[str]:
+    """A string the analytics store can keep in a text column: PostgreSQL's cannot hold NUL, so
+    a key with one is malformed (it would fail every retry of its batch)."""
+    return type(value) is str and "\x00" not in value
