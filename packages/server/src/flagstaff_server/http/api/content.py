@@ -1,14 +1,19 @@
-"""The management API's request media types: a body must be JSON (`application/json`, with or
-without parameters such as `domain-model=launchdarkly.semanticpatch`, or `application/*+json`).
+"""What every management API request must be before a route sees it: a body must be JSON
+(`application/json`, with or without parameters such as
+`domain-model=launchdarkly.semanticpatch`, or `application/*+json`), and no text in the path, the
+query or the body may hold NUL (PostgreSQL's text cannot, so it would fail in the store).
 """
 
 from __future__ import annotations
 
 from email.message import Message
+from typing import Any
+from urllib.parse import unquote_to_bytes
 
+import orjson
 from fastapi import Request
 
-from flagstaff_server.errors import UnsupportedMediaType
+from flagstaff_server.errors import InvalidInput, NotFound, UnsupportedMediaType
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -30,7 +35,13 @@ def has_body(request: Request) -> bool:
 
 
 async def require_json_body(request: Request) -> None:
-    """Raise `UnsupportedMediaType` for a request body that is not declared as JSON."""
+    """Raise `UnsupportedMediaType` for a request body that is not declared as JSON, and
+    `NotFound`/`InvalidInput` for NUL in the path, the query or the body."""
+    if "\x00" in request.scope["path"]:
+        raise NotFound("no resource has NUL in its key")
+    query: bytes = request.scope.get("query_string", b"")
+    if b"%00" in query and b"\x00" in unquote_to_bytes(query):
+        raise InvalidInput("a query parameter holds NUL (%00)")
     if request.method not in BODY_METHODS or not has_body(request):
         return
     content_type = request.headers.get("content-type")
@@ -40,3 +51,39 @@ async def require_json_body(request: Request) -> None:
         raise UnsupportedMediaType(
             f"expected a JSON body ('Content-Type: application/json'), got {content_type!r}"
         )
+    await refuse_nul_in_body(request)
+
+
+async def refuse_nul_in_body(request: Request) -> None:
+    """400 naming the member when a JSON body's text holds NUL (JSON can only write it as the
+    escape `\\u0000`, so bodies without that escape are not parsed here)."""
+    raw = await request.body()
+    if b"\\u0000" not in raw:
+        return
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return  # the route reports malformed JSON as always
+    path = nul_path(document, "")
+    if path is not None:
+        raise InvalidInput("text may not contain NUL (\\u0000)", path=path)
+
+
+def nul_path(value: Any, path: str) -> str | None:
+    """The JSON pointer of the first string (a member name or a value) holding NUL, else None."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for name, member in value.items():
+            inner = f"{path}/{name.replace('~', '~0').replace('/', '~1')}"
+            if "\x00" in name:
+                return inner
+            found = nul_path(member, inner)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = nul_path(item, f"{path}/{index}")
+            if found is not None:
+                return found
+    return None
