@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
-import secrets
 import statistics
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -29,13 +27,10 @@ import httpx
 import psutil
 import psycopg
 
-from bench.servers import Served, flagstaff_serve
+from bench.servers import Served, flagstaff_serve, postgres_database
 
 ADMIN_TOKEN = "bench-admin-token"
 SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
 OUTPUT = Path("build/bench/api.json")
 FLOOR_PATH = "/api/v2/session/status"
 """The floor: an API route that reads no store without a session cookie (`GET /status` would not
@@ -55,20 +50,6 @@ class Measurement:
     p99_ms: float
     server_cpu_ms: float
     """The server process's CPU time per request."""
-
-
-@contextmanager
-def postgres_database() -> Iterator[str]:
-    """A throwaway database on the local PostgreSQL, dropped afterwards."""
-    admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    name = f"flagstaff_bench_{secrets.token_hex(4)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    info = admin.info
-    try:
-        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 @contextmanager
@@ -246,17 +227,14 @@ def main(argv: list[str] | None = None) -> int:
             with running_server(None) as served:
                 measurements += measure(backend, served, args)
         elif backend == "postgresql":
-            try:
-                database = postgres_database()
-                url_of_db = database.__enter__()
-            except psycopg.OperationalError as exc:
-                skipped[backend] = f"PostgreSQL unreachable: {exc}"
-                continue
-            try:
+            with ExitStack() as stack:
+                try:
+                    url_of_db = stack.enter_context(postgres_database())
+                except psycopg.OperationalError as exc:
+                    skipped[backend] = f"PostgreSQL unreachable: {exc}"
+                    continue
                 with running_server(url_of_db) as served:
                     measurements += measure(backend, served, args)
-            finally:
-                database.__exit__(None, None, None)
         else:
             parser.error(f"unknown backend {backend!r} (sqlite, postgresql)")
 

@@ -254,7 +254,7 @@ REDIS_URL = "redis://127.0.0.1:6379/11"
 @contextmanager
 def backend(kind: str) -> Iterator[str | None]:
     """The `--database` for `flagstaff serve`; with PostgreSQL the change feed goes via Redis."""
-    from bench.api import postgres_database
+    from bench.servers import postgres_database
 
     if kind == "embedded":
         yield None

@@ -17,11 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +31,9 @@ from flagstaff_server.ingest.record import Kind, Record
 from flagstaff_server.ingest.tally import tally
 
 from bench.ingest import EVENTS_PER_PAYLOAD, events_body
+from bench.servers import postgres_database
 
 OUTPUT = Path("build/bench/ingest_processing.json")
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
 BATCH = 500
 """Records per batch: what the processor reads at once (`Processor.batch_records`) while it
 works off a backlog, as under load."""
@@ -99,26 +96,6 @@ def timed(
     }
 
 
-@contextmanager
-def postgres_database() -> Iterator[str | None]:
-    """A throwaway database on the local PostgreSQL (dropped afterwards), or None if there is
-    no PostgreSQL to ask."""
-    try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        print(f"postgres phase skipped: {exc}")
-        yield None
-        return
-    name = f"flagstaff_bench_{secrets.token_hex(4)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    info = admin.info
-    try:
-        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--payloads", type=int, default=3000, help="per phase and round")
@@ -143,9 +120,11 @@ def main() -> None:
         stores: dict[str, AnalyticsStore] = {
             "sqlite": AnalyticsStore(f"sqlite:///{scratch / 'analytics.db'}")
         }
-        postgres = None if args.no_postgres else stack.enter_context(postgres_database())
-        if postgres is not None:
-            stores["postgres"] = AnalyticsStore(postgres)
+        if not args.no_postgres:
+            try:
+                stores["postgres"] = AnalyticsStore(stack.enter_context(postgres_database()))
+            except psycopg.OperationalError as exc:
+                print(f"postgres phase skipped: {exc}")
         for name, store in stores.items():
             stack.callback(store.close)
             store.position("bench-node")  # migrates: not part of any round

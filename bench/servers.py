@@ -1,5 +1,6 @@
-"""Processes the benchmarks start and wait for: free loopback ports, polling with a deadline, and
-`flagstaff serve` of this venv on a throwaway data directory, up once `GET /status` answers 200.
+"""Processes the benchmarks start and wait for: free loopback ports, polling with a deadline,
+`flagstaff serve` of this venv on a throwaway data directory, up once `GET /status` answers 200,
+and throwaway PostgreSQL databases.
 
 Shared by the bench modules (bench/ingest.py keeps its own for now); measures nothing itself.
 A failure to start raises RuntimeError naming what was awaited.
@@ -8,6 +9,7 @@ A failure to start raises RuntimeError naming what was awaited.
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -19,9 +21,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psycopg
 
+POSTGRES_ADMIN_URL = os.environ.get(
+    "FLAGSTAFF_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+"""Where throwaway databases are created (and dropped)."""
 START_SECONDS = 60.0
 """How long a cold `flagstaff serve` start may take on a busy two-core machine."""
+
+
+@contextmanager
+def postgres_database(prefix: str = "flagstaff_bench") -> Iterator[str]:
+    """The URL of a new database `<prefix>_<random>` on `POSTGRES_ADMIN_URL`'s server, dropped
+    afterwards; psycopg.OperationalError when that server cannot be reached."""
+    admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    info = admin.info
+    try:
+        yield f"postgresql://{info.user}@{info.host}:{info.port}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
 
 
 def free_port() -> int:

@@ -6,25 +6,21 @@ given an equivalent flag set through its admin API. `Unavailable` says why it ca
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
 import psycopg
 
-from bench.servers import free_port, stop
+from bench.servers import free_port, postgres_database, stop
 
 VERSION = "7.5.1"
 """The newest line that runs on Node 20 (unleash-server 8 needs Node 22)."""
 HOME = Path("build/bench/unleash")
-POSTGRES_ADMIN_URL = os.environ.get(
-    "FLAGSTAFF_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
 ADMIN_TOKEN = "*:*.bench-admin-secret"
 CLIENT_TOKEN = "default:development.bench-client-secret"
 START = "require('unleash-server').start().catch((e) => { console.error(e); process.exit(1); });"
@@ -57,18 +53,13 @@ def install() -> Path:
 
 @contextmanager
 def database() -> Iterator[str]:
-    try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
-    except psycopg.Error as exc:
-        raise Unavailable(f"PostgreSQL unreachable: {exc}") from exc
-    name = f"unleash_bench_{secrets.token_hex(4)}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    info = admin.info
-    try:
-        yield f"postgres://{info.user}@{info.host}:{info.port}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(postgres_database("unleash_bench"))
+        except psycopg.Error as exc:
+            raise Unavailable(f"PostgreSQL unreachable: {exc}") from exc
+        # the scheme unleash-server's own documentation writes
+        yield url.replace("postgresql://", "postgres://", 1)
 
 
 @contextmanager
