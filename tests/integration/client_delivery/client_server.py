@@ -21,7 +21,7 @@ from flagstaff_server.app import Flagstaff
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.settings import Settings
 from management import ok
-from servers import serve_in_thread, wait_until
+from servers import ThreadedServer, serve_in_thread, wait_until
 
 ADMIN = "client-delivery-admin-token-0123"
 PROJECT = "web"
@@ -151,23 +151,25 @@ def wait_delivered(api: httpx.Client) -> None:
 
 
 @contextmanager
-def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
-    """`overrides` are Settings fields (e.g. admission limits)."""
+def serving(
+    data_dir: Path, *, direct: bool = True, **overrides: Any
+) -> Iterator[tuple[Deployment, ThreadedServer]]:
+    """The whole server under uvicorn, seeded, once delivery serves the seed; with `flagstaff
+    serve`'s HTTP protocol when `direct`, uvicorn's own otherwise (every request, streams
+    included, an ASGI task). `overrides` are Settings fields (e.g. admission limits)."""
     settings = Settings(data_dir=data_dir, admin_token=ADMIN, seed_demo=False, **overrides)
     flagstaff = Flagstaff(settings, announce=lambda line: None)
+    # open client streams would otherwise hold the shutdown until their clients leave
+    options: dict[str, Any] = {"timeout_graceful_shutdown": 1}
+    if direct:
+        options["http"] = protocol_for(lambda: flagstaff.delivery if flagstaff.ready else None)
     with (
-        serve_in_thread(
-            flagstaff.asgi,
-            what="flagstaff",
-            http=protocol_for(lambda: flagstaff.delivery if flagstaff.ready else None),
-            # open client streams would otherwise hold the shutdown until their clients leave
-            timeout_graceful_shutdown=1,
-        ) as server,
+        serve_in_thread(flagstaff.asgi, what="flagstaff", **options) as server,
         httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
     ):
         environment = seed(api)
         wait_delivered(api)
-        yield Deployment(
+        deployment = Deployment(
             url=server.url,
             api=api,
             flagstaff=flagstaff,
@@ -175,3 +177,11 @@ def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
             mobile_key=environment["mobileKey"],
             client_side_id=environment["_id"],
         )
+        yield deployment, server
+
+
+@contextmanager
+def running_server(data_dir: Path, **overrides: Any) -> Iterator[Deployment]:
+    """`serving` with `flagstaff serve`'s HTTP protocol, for tests that need only the deployment."""
+    with serving(data_dir, **overrides) as (deployment, _server):
+        yield deployment

@@ -7,54 +7,16 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from client_server import ADMIN, Deployment, b64, next_event, seed, sse_events, wait_delivered
-from flagstaff_server.app import Flagstaff
-from flagstaff_server.delivery.connection import protocol_for
+from client_server import Deployment, b64, next_event, serving, sse_events
 from flagstaff_server.delivery.fanout import Channel, DirectStream
-from flagstaff_server.settings import Settings
-from servers import ThreadedServer, serve_in_thread, wait_until
+from servers import wait_until
 
 USER = {"kind": "user", "key": "direct-1"}
 PAGE = "http://page.example"
-
-
-@contextmanager
-def whole_server(
-    data_dir: Path, *, direct: bool = True, **settings: Any
-) -> Iterator[tuple[Deployment, ThreadedServer]]:
-    """The whole server under uvicorn, with `flagstaff serve`'s HTTP protocol when `direct`
-    (uvicorn's own otherwise: every request, streams included, is an ASGI task)."""
-    flagstaff = Flagstaff(
-        Settings(data_dir=data_dir, admin_token=ADMIN, seed_demo=False, **settings),
-        announce=lambda line: None,
-    )
-    options: dict[str, Any] = {"timeout_graceful_shutdown": 1}
-    if direct:
-        options["http"] = protocol_for(lambda: flagstaff.delivery if flagstaff.ready else None)
-    with (
-        serve_in_thread(flagstaff.asgi, what="flagstaff", **options) as server,
-        httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
-    ):
-        environment = seed(api)
-        wait_delivered(api)
-        yield (
-            Deployment(
-                url=server.url,
-                api=api,
-                flagstaff=flagstaff,
-                sdk_key=environment["apiKey"],
-                mobile_key=environment["mobileKey"],
-                client_side_id=environment["_id"],
-            ),
-            server,
-        )
 
 
 def channels(deployment: Deployment) -> list[type]:
@@ -79,7 +41,7 @@ def test_a_browser_stream_holds_no_asgi_task_on_the_connection(
     tmp_path: Path, direct: bool
 ) -> None:
     with (
-        whole_server(tmp_path, direct=direct) as (deployment, server),
+        serving(tmp_path, direct=direct) as (deployment, server),
         httpx.Client(base_url=deployment.url, timeout=10) as http,
     ):
         url = f"/eval/{deployment.client_side_id}/{b64(USER)}"
@@ -117,7 +79,7 @@ def test_a_browser_stream_holds_no_asgi_task_on_the_connection(
 
 
 def test_report_streams_wait_for_their_body_on_the_connection(tmp_path: Path) -> None:
-    with whole_server(tmp_path) as (deployment, server):
+    with serving(tmp_path) as (deployment, server):
         path = f"/eval/{deployment.client_side_id}"
         body = json.dumps(USER).encode()
         head = (
@@ -143,7 +105,7 @@ def test_report_streams_wait_for_their_body_on_the_connection(tmp_path: Path) ->
 
 def test_requests_the_connection_cannot_answer_at_once_go_to_the_app(tmp_path: Path) -> None:
     with (
-        whole_server(tmp_path) as (deployment, _server),
+        serving(tmp_path) as (deployment, _server),
         httpx.Client(base_url=deployment.url, timeout=10) as http,
     ):
         env = deployment.client_side_id
@@ -168,7 +130,7 @@ def test_requests_the_connection_cannot_answer_at_once_go_to_the_app(tmp_path: P
 
 def test_streams_beyond_the_client_cap_get_503_with_retry_after_and_cors(tmp_path: Path) -> None:
     with (
-        whole_server(tmp_path, max_client_streams=2) as (deployment, _server),
+        serving(tmp_path, max_client_streams=2) as (deployment, _server),
         httpx.Client(base_url=deployment.url, timeout=10) as http,
     ):
         env = deployment.client_side_id
@@ -202,7 +164,7 @@ def test_a_client_stream_that_stops_reading_is_evicted_and_others_keep_receiving
 ) -> None:
     big = {"blob": "x" * 200_000}
     with (
-        whole_server(tmp_path) as (deployment, server),
+        serving(tmp_path) as (deployment, server),
         httpx.Client(base_url=deployment.url, timeout=10) as http,
         http.stream("GET", f"/eval/{deployment.client_side_id}/{b64(USER)}") as reader,
         socket.socket() as stuck,
@@ -234,7 +196,7 @@ def test_a_client_stream_that_stops_reading_is_evicted_and_others_keep_receiving
 
 def test_a_server_shutdown_ends_client_streams_on_the_connection(tmp_path: Path) -> None:
     with (
-        whole_server(tmp_path) as (deployment, server),
+        serving(tmp_path) as (deployment, server),
         httpx.Client(base_url=deployment.url, timeout=10) as http,
         http.stream("GET", f"/eval/{deployment.client_side_id}/{b64(USER)}") as stream,
     ):
