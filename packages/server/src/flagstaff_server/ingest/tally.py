@@ -130,16 +130,12 @@ def hour_of(ms: int) -> int:
 def tally(records: Iterable[Record]) -> Tally:
     result = Tally()
     kept: dict[ContextKey, KeptContext] = {}
-    loads = orjson.loads
     for record in records:
         result.payloads += 1
-        try:
-            parsed = loads(record.payload)
-        except orjson.JSONDecodeError:
-            parsed = lenient_loads(record.payload)
-            if parsed is None:
-                result.skipped += 1
-                continue
+        parsed = load_payload(record.payload)
+        if parsed is None:  # not JSON: acceptance lets none through, unless it changes
+            result.skipped += 1
+            continue
         events = parsed if isinstance(parsed, list) else [parsed]
         if record.kind == Kind.DIAGNOSTIC:
             first_ms, last_ms = add_diagnostics(result, record, events)
