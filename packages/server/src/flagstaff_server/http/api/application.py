@@ -28,7 +28,7 @@ from flagstaff_server.http.api import (
     sessions,
     tokens,
 )
-from flagstaff_server.http.api.content import require_json_body
+from flagstaff_server.http.api.content import screen_request
 from flagstaff_server.ingest import insight_api
 from flagstaff_server.services.plane import ControlPlane
 
@@ -102,7 +102,7 @@ def build_api(plane: ControlPlane, *, version: str) -> FastAPI:
         openapi_url=OPENAPI_PATH,
         docs_url=None,  # FastAPI's page loads Swagger UI from a CDN; `reference` serves our own
         redoc_url=None,
-        dependencies=[Depends(require_json_body)],
+        dependencies=[Depends(screen_request)],
     )
     app.state.plane = plane
     problem.install(app)

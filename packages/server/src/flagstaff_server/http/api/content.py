@@ -34,7 +34,7 @@ def has_body(request: Request) -> bool:
     return "transfer-encoding" in request.headers
 
 
-async def require_json_body(request: Request) -> None:
+async def screen_request(request: Request) -> None:
     """Raise `UnsupportedMediaType` for a request body that is not declared as JSON, and
     `NotFound`/`InvalidInput` for NUL in the path, the query or the body."""
     if "\x00" in request.scope["path"]:
