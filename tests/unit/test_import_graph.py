@@ -208,13 +208,6 @@ NOT_YET_BROKEN_IN_PACKAGES = frozenset(
     frozenset(c)
     for c in (
         {
-            "flagstaff_core.clause",
-            "flagstaff_core.evaluation",
-            "flagstaff_core.model",
-            "flagstaff_core.program",
-            "flagstaff_core.scope",
-        },
-        {
             "flagstaff_sdk.backoff",
             "flagstaff_sdk.config",
             "flagstaff_sdk.data_system",

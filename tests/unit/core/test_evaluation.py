@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from flagstaff_core import (
     BigSegmentsStatus,
+    Clause,
     Context,
     ErrorKind,
+    Flag,
+    FlagData,
+    FlagRule,
     ReasonKind,
+    Segment,
+    VariationOrRollout,
     decode_context,
     decode_data,
     evaluate,
@@ -266,3 +273,29 @@ def test_a_chain_deeper_than_the_stack_is_an_error_not_an_exception() -> None:
     assert evaluation.value is None
     shallow = evaluate_key(data, f"f{depth - 10}", Context.create("u"))
     assert (shallow.value, shallow.reason.kind) == ("on", ReasonKind.FALLTHROUGH)
+
+
+def test_flags_and_segments_built_directly_are_compiled_when_first_evaluated() -> None:
+    # The model does not compile itself; `evaluate` compiles what the decoder did not see, and a
+    # `replace`d flag gets its own compiled form rather than its original's.
+    segment = Segment(key="beta", version=1, included=("u1",))
+    flag = Flag(
+        key="f",
+        version=1,
+        on=True,
+        variations=("off", "on"),
+        off_variation=0,
+        fallthrough=VariationOrRollout(variation=0),
+        rules=(
+            FlagRule(
+                clauses=(Clause(attribute="", op="segmentMatch", values=("beta",)),), variation=1
+            ),
+        ),
+    )
+    data = FlagData(flags={"f": flag}, segments={"beta": segment})
+    user = Context.create("u1")
+    assert evaluate(flag, user, data).value == "on"
+    assert evaluate(flag, Context.create("u2"), data).value == "off"
+    switched_off = replace(flag, on=False)
+    assert evaluate(switched_off, user, data).detail.reason.kind is ReasonKind.OFF
+    assert evaluate(flag, user, data).value == "on"

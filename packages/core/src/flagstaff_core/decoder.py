@@ -1,4 +1,4 @@
-"""Decodes LaunchDarkly SDK flag/segment JSON (already parsed) into the compiled model.
+"""Decodes LaunchDarkly SDK flag/segment JSON (already parsed) into the model, and compiles it.
 
 Rejects wrong types with the JSON path of the offending value. Lenient where LaunchDarkly's own
 loaders are: `key` from the enclosing map key, absent `version` → 1, absent arrays → empty,
@@ -29,6 +29,7 @@ from flagstaff_core.model import (
     VariationOrRollout,
     WeightedVariation,
 )
+from flagstaff_core.program import compiled_flag, compiled_segment
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -229,7 +230,7 @@ def decode_flag(obj: object, *, key: str | None = None, path: str = "$") -> Flag
         migration_path = _child(path, "migration")
         migration_obj = _object(flag["migration"], migration_path)
         migration = Migration(check_ratio=_opt_int(migration_obj, "checkRatio", migration_path))
-    return Flag(
+    decoded = Flag(
         key=_key(flag, path, key, deleted),
         version=_version(flag, path),
         deleted=deleted,
@@ -276,6 +277,8 @@ def decode_flag(obj: object, *, key: str | None = None, path: str = "$") -> Flag
         exclude_from_summaries=_opt_bool(flag, "excludeFromSummaries", path),
         migration=migration,
     )
+    compiled_flag(decoded)  # compiling is part of decoding: evaluation then only reads
+    return decoded
 
 
 def _decode_segment_targets(obj: dict[str, Any], name: str, path: str) -> tuple[SegmentTarget, ...]:
@@ -291,7 +294,7 @@ def decode_segment(obj: object, *, key: str | None = None, path: str = "$") -> S
     """A Segment from its SDK JSON; `key` is the map key it was stored under, if any."""
     segment = _object(obj, path)
     deleted = _opt_bool(segment, "deleted", path)
-    return Segment(
+    decoded = Segment(
         key=_key(segment, path, key, deleted),
         version=_version(segment, path),
         deleted=deleted,
@@ -314,6 +317,8 @@ def decode_segment(obj: object, *, key: str | None = None, path: str = "$") -> S
         unbounded_context_kind=_opt_str(segment, "unboundedContextKind", path),
         generation=_opt_int(segment, "generation", path),
     )
+    compiled_segment(decoded)  # compiling is part of decoding: evaluation then only reads
+    return decoded
 
 
 def decode_data(obj: object) -> FlagData:

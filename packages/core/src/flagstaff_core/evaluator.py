@@ -11,6 +11,7 @@ from flagstaff_core.big_segment import BigSegmentMembership
 from flagstaff_core.context import Context
 from flagstaff_core.evaluation import Evaluation, build_evaluation
 from flagstaff_core.model import Flag, FlagData
+from flagstaff_core.program import CompiledFlag, compiled_flag
 from flagstaff_core.reason import ErrorKind, EvaluationDetail, Reason
 from flagstaff_core.scope import MalformedFlagError, Scope
 
@@ -35,21 +36,24 @@ def evaluate(
     `context=None` (missing or invalid) gives ERROR/USER_NOT_SPECIFIED. When the result has no
     variation, `detail.value` is None and the caller substitutes its default.
     """
+    compiled: CompiledFlag | None = flag._compiled
+    if compiled is None:
+        compiled = compiled_flag(flag)
     if context is None:
-        return flag._no_context
-    constant = flag._constant
+        return compiled.no_context
+    constant = compiled.constant
     if constant is not None:
         return constant
-    if not flag._needs_scope:
+    if not compiled.needs_scope:
         try:
-            return flag._run(context, None)
+            return compiled.run(context, None)
         except MalformedFlagError:
-            return flag._malformed
+            return compiled.malformed
     scope = Scope(data._live_flags, data._live_segments, big_segments)
     try:
-        evaluation = flag._run(context, scope)
+        evaluation = compiled.run(context, scope)
     except MalformedFlagError:
-        evaluation = flag._malformed
+        evaluation = compiled.malformed
         scope.big_segments_status = None  # as the official SDKs: an error carries no status
     except RecursionError:
         # Prerequisite or segment chains deeper than Python's stack: the SDKs' EXCEPTION error.

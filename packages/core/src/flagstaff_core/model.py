@@ -1,22 +1,16 @@
-"""The LaunchDarkly flag and segment model as immutable values, compiled when constructed.
+"""The LaunchDarkly flag and segment model as immutable values.
 
 Fields mirror the SDK JSON (snake_case here, camelCase on the wire; names are mapped only in
-`decoder`/`encoder`). Constructing a Flag or Segment compiles it for evaluation (see `program`);
-equality compares only the model fields.
+`decoder`/`encoder`). Compiling is a step applied to these values by `program` (the decoder does
+it; `evaluate` does it on first use for a value built directly); this module must not import its
+compiler. Equality and `repr` compare only the model fields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from flagstaff_core import program
-
-if TYPE_CHECKING:
-    from flagstaff_core.context import Context
-    from flagstaff_core.evaluation import Evaluation
-    from flagstaff_core.scope import Scope
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,24 +107,9 @@ class Flag:
     exclude_from_summaries: bool = False
     migration: Migration | None = None
     deleted: bool = False
-    # Compiled form (see `program.compile_flag`): a constant result when the outcome cannot depend
-    # on the context, the evaluator otherwise, and pre-built error results.
-    _constant: Evaluation | None = field(init=False, compare=False, repr=False)
-    _run: Callable[[Context, Scope | None], Evaluation] = field(
-        init=False, compare=False, repr=False
-    )
-    _needs_scope: bool = field(init=False, compare=False, repr=False)
-    _malformed: Evaluation = field(init=False, compare=False, repr=False)
-    _no_context: Evaluation = field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        compiled = program.compile_flag(self)
-        set_field = object.__setattr__
-        set_field(self, "_constant", compiled.constant)
-        set_field(self, "_run", compiled.run)
-        set_field(self, "_needs_scope", compiled.needs_scope)
-        set_field(self, "_malformed", compiled.malformed)
-        set_field(self, "_no_context", compiled.no_context)
+    # The compiled form (`program.CompiledFlag`), kept by `program.compiled_flag`. `Any` because
+    # the model sits below its compiler and cannot name the compiler's types.
+    _compiled: Any = field(default=None, init=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,10 +141,8 @@ class Segment:
     unbounded_context_kind: str | None = None
     generation: int | None = None
     deleted: bool = False
-    _matches: Callable[[Context, Scope], bool] = field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_matches", program.compile_segment(self))
+    # The compiled membership test, kept by `program.compiled_segment` (`Any`: see Flag).
+    _compiled: Any = field(default=None, init=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

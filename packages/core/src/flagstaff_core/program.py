@@ -1,8 +1,10 @@
 """Compiles flags and segments into closures, so evaluation allocates almost nothing.
 
 Every outcome that cannot depend on the context (off, a fixed-variation rule, a target, a fixed
-fallthrough, each rollout bucket) becomes a pre-built `Evaluation`. Must not do I/O or keep state
-between evaluations; per-evaluation state lives in `Scope`.
+fallthrough, each rollout bucket) becomes a pre-built `Evaluation`. The compiled form is kept on
+the model value (`compiled_flag`, `compiled_segment`); two threads compiling the same value at
+once build equal forms and either may be kept. Must not do I/O or keep state between
+evaluations; per-evaluation state lives in `Scope`.
 """
 
 from __future__ import annotations
@@ -190,8 +192,26 @@ def _compile_target_steps(
     return tuple((kind, table) for kind, table in steps if table)
 
 
+def compiled_flag(flag: Flag) -> CompiledFlag:
+    """The compiled form of `flag`, compiled and kept on the flag the first time it is asked for."""
+    compiled: CompiledFlag | None = flag._compiled
+    if compiled is None:
+        compiled = compile_flag(flag)
+        object.__setattr__(flag, "_compiled", compiled)
+    return compiled
+
+
+def compiled_segment(segment: Segment) -> Callable[[Context, Scope], bool]:
+    """The membership test of `segment`, compiled and kept on the segment on first use."""
+    matches: Callable[[Context, Scope], bool] | None = segment._compiled
+    if matches is None:
+        matches = compile_segment(segment)
+        object.__setattr__(segment, "_compiled", matches)
+    return matches
+
+
 def compile_flag(flag: Flag) -> CompiledFlag:
-    """The evaluator of `flag` and its constant results."""
+    """The evaluator of `flag` and its constant results (not kept: see `compiled_flag`)."""
     results = _Results(flag)
     no_context = build_evaluation(
         flag, EvaluationDetail(None, None, _NO_CONTEXT), False, False, (), ()
@@ -314,7 +334,10 @@ def _compile_prerequisites(
                 prerequisite = flags.get(key)
                 if prerequisite is None:
                     return failure
-                evaluation = prerequisite._run(context, scope)
+                compiled = prerequisite._compiled
+                if compiled is None:
+                    compiled = compiled_flag(prerequisite)
+                evaluation = compiled.run(context, scope)
                 evaluated.append(build_prerequisite_evaluation(flag_key, evaluation))
                 if not prerequisite.on or evaluation.detail.variation_index != variation:
                     return failure
@@ -345,7 +368,12 @@ def _compile_segment_match(clause: Clause) -> Matcher:
         segments = scope.segments  # type: ignore[union-attr]
         for key in keys:
             segment = segments.get(key)
-            if segment is not None and segment._matches(context, scope):  # type: ignore[arg-type]
+            if segment is None:
+                continue
+            matches = segment._compiled
+            if matches is None:
+                matches = compiled_segment(segment)
+            if matches(context, scope):
                 return not negate
         return negate
 
@@ -353,7 +381,7 @@ def _compile_segment_match(clause: Clause) -> Matcher:
 
 
 def compile_segment(segment: Segment) -> Callable[[Context, Scope], bool]:
-    """A closure telling whether a context is in `segment`."""
+    """A closure telling whether a context is in `segment` (not kept: see `compiled_segment`)."""
     segment_key = segment.key
     rule_matchers = []
     recursive = False
