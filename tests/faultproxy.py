@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-from servers import free_port, wait_until
+from support.deadlines import wait_until
+from support.ports import free_port
 
 FaultKind = Literal["pass", "latency", "reset", "stall", "close", "status", "blackhole"]
 

@@ -19,7 +19,7 @@ from delivery_support import (
 from flagstaff_sdk import Config, Context, Timing
 from flagstaff_server.delivery import DeliveryConfig
 from flagstaff_server.services.ports import ChangeFeed
-from servers import wait_until
+from support.deadlines import wait_until
 
 FAST = Timing(
     initial_retry_delay=0.05,

@@ -1,6 +1,7 @@
-"""Local servers the tests start and wait for: free loopback ports, polling with a deadline, the
-`flagstaff` CLI of this venv as real processes (up once `GET /status` answers 200), and ASGI apps
-under uvicorn in a background thread.
+"""Local servers the tests start and wait for: the `flagstaff` CLI of this venv as real processes
+(up once `GET /status` answers 200), and ASGI apps under uvicorn in a background thread. Ports and
+deadlines are in `support.ports` and `support.deadlines`; the names re-exported here stay only
+while tests move over to the kit.
 
 Test support shared by every test area (and by bench/relay.py); asserts nothing about Flagstaff.
 """
@@ -10,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,48 +23,14 @@ from typing import Any
 import httpx
 import psutil
 import uvicorn
+from support.deadlines import eventually as eventually
+from support.deadlines import wait_until
+from support.ports import free_port
 
 START_TIMEOUT = 90.0
 """A cold `flagstaff` start on a busy two-core machine takes several seconds."""
 STOP_TIMEOUT = 20.0
 """How long a process gets to shut down cleanly after SIGTERM before it is killed."""
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listened on a moment ago (a guess: another process may take it
-    before the caller binds it; `FlagstaffProcess` moves to a new one when that happens)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-async def eventually(
-    predicate: Callable[[], object], *, within: float = 5.0, what: str = ""
-) -> None:
-    """`wait_until` for a test's event loop: poll `predicate` every 5 ms, yielding to the loop,
-    until it returns something true; fail naming `what` after `within` seconds."""
-    deadline = time.monotonic() + within
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what or predicate}")
-        await asyncio.sleep(0.005)
-
-
-def wait_until(
-    predicate: Callable[[], object],
-    *,
-    timeout: float = 10.0,
-    what: str = "",
-    interval: float = 0.01,
-) -> None:
-    """Poll `predicate` until it returns something true; after `timeout` seconds fail with an
-    AssertionError naming `what` (or the predicate). Exceptions of the predicate propagate."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        time.sleep(interval)
 
 
 def flagstaff_command() -> list[str]:

@@ -17,7 +17,7 @@ import psycopg
 import redis
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.store import SqlStore
-from prerequisites import missing_prerequisite
+from support.prerequisites import missing_prerequisite
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"

@@ -17,7 +17,7 @@ from flagstaff_core import (
     read_client_result,
 )
 from launchdarkly_vectors import Case, load_cases
-from prerequisites import SHARED_DIR, shared_path
+from support.prerequisites import SHARED_DIR, shared_path
 
 VECTORS = ("conformance", "launchdarkly", "client-side-eval")
 _DIRECTORY = SHARED_DIR.joinpath(*VECTORS)

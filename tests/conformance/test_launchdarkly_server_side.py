@@ -18,7 +18,7 @@ from flagstaff_core import (
     typed_detail,
 )
 from launchdarkly_vectors import Case, load_cases
-from prerequisites import SHARED_DIR, shared_path
+from support.prerequisites import SHARED_DIR, shared_path
 
 VECTORS = ("conformance", "launchdarkly", "server-side-eval")
 _DIRECTORY = SHARED_DIR.joinpath(*VECTORS)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
 from datetime import UTC, datetime
@@ -17,8 +16,9 @@ import redis
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.services.ports import Change
-from prerequisites import missing_prerequisite
-from servers import free_port
+from support.deadlines import wait_until
+from support.ports import free_port
+from support.prerequisites import missing_prerequisite
 
 DEADLINE = 15.0
 
@@ -54,16 +54,17 @@ class PrivateRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            try:
-                with redis.Redis.from_url(self.url, socket_connect_timeout=1) as client:
-                    client.ping()
-                return
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)  # polling for readiness with a deadline
+        wait_until(
+            self.answers, timeout=DEADLINE, interval=0.02, what=f"redis-server on {self.port}"
+        )
+
+    def answers(self) -> bool:
+        try:
+            with redis.Redis.from_url(self.url, socket_connect_timeout=1) as client:
+                client.ping()
+        except redis.ConnectionError:
+            return False
+        return True
 
     def stop(self) -> None:
         if self._process is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from node_sdk import node_executable
-from prerequisites import missing_prerequisite
+from support.prerequisites import missing_prerequisite
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -13,14 +13,13 @@ import queue
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prerequisites import missing_prerequisite
-from servers import wait_until
+from support.deadlines import Deadline, wait_until
+from support.prerequisites import missing_prerequisite
 
 NODE_DIR = Path(__file__).parent / "node"
 SCRIPT = NODE_DIR / "server_sdk_check.mjs"
@@ -59,10 +58,10 @@ class NodeSdk:
 
     def next(self, event: str) -> dict[str, Any]:
         """The next record of kind `event`; updates met on the way are collected."""
-        deadline = time.monotonic() + DEADLINE
+        deadline = Deadline(DEADLINE)
         while True:
             try:
-                record = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                record = self.lines.get(timeout=deadline.left())
             except queue.Empty:
                 raise AssertionError(f"no {event!r} from the Node SDK within {DEADLINE}s") from None
             if record is None:

@@ -17,7 +17,8 @@ from ldclient import Context, datasystem
 from ldclient.client import LDClient
 from ldclient.config import Config
 from management import ok
-from servers import serve_in_thread, wait_until
+from servers import serve_in_thread
+from support.deadlines import wait_until
 
 ADMIN = "e2e-admin-token-0123456789"
 USER = Context.create("user-1")

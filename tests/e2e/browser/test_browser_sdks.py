@@ -24,8 +24,9 @@ from integration.client_delivery.client_server import Deployment, b64, running_s
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
-from prerequisites import missing_prerequisite
-from servers import free_port, wait_until
+from support.deadlines import wait_until
+from support.ports import free_port
+from support.prerequisites import missing_prerequisite
 
 HERE = Path(__file__).parent
 BUILD = HERE / "build"

@@ -5,7 +5,6 @@ horizontal scrolling at 1280 px. Screenshots of the main pages go to build/scree
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,18 +12,11 @@ import pytest
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
+from support.deadlines import wait_until
 from ui_support import EMAIL, PASSWORD, PROJECT, SCREENSHOTS, UiServer
 
 ENV = "production"
 pytestmark = pytest.mark.slow
-
-
-def poll(check: Callable[[], bool], *, seconds: float = 15.0, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.05)
 
 
 def expect() -> Any:
@@ -82,7 +74,12 @@ def test_flag_made_in_the_ui_reaches_the_official_sdk(
     page.get_by_role("button", name="Create flag").click()
     switch = page.locator("#kill-switch")
     expect()(switch).to_have_attribute("aria-checked", "false")
-    poll(lambda: sdk.variation("checkout-v2", sweden, "missing") is False, what="SDK has the flag")
+    wait_until(
+        lambda: sdk.variation("checkout-v2", sweden, "missing") is False,
+        timeout=15.0,
+        interval=0.05,
+        what="SDK has the flag",
+    )
 
     page.get_by_role("button", name="Add rule").click()
     rules = page.get_by_role("region", name="Rules")
@@ -104,7 +101,7 @@ def test_flag_made_in_the_ui_reaches_the_official_sdk(
         detail = sdk.variation_detail("checkout-v2", sweden, None)
         return detail.value is True and detail.reason.get("kind") == "RULE_MATCH"
 
-    poll(sdk_sees_rule, what="the streaming SDK serves the rule")
+    wait_until(sdk_sees_rule, timeout=15.0, interval=0.05, what="the streaming SDK serves the rule")
     by_org: dict[str, set[Any]] = {}
     for index in range(200):
         org = f"org-{index % 40}"
@@ -345,10 +342,11 @@ def test_evaluation_chart_and_sdk_fleet_show_what_an_sdk_reported(
             answer = ui_server.api.get(f"{insights}/flags/charted/evaluations")
             return answer.status_code == 200 and answer.json()["total"] >= 30
 
-        poll(counted, seconds=30, what="ingestion counts the evaluations")
-        poll(
+        wait_until(counted, timeout=30, interval=0.05, what="ingestion counts the evaluations")
+        wait_until(
             lambda: bool(ui_server.api.get(f"{insights}/sdk-instances").json()["items"]),
-            seconds=30,
+            timeout=30,
+            interval=0.05,
             what="ingestion records the SDK instance",
         )
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from prerequisites import REPO_ROOT
+from support.prerequisites import REPO_ROOT
 
 ADMIN_TOKEN = "ui-e2e-admin-token-0123456789"
 EMAIL = "admin@example.com"

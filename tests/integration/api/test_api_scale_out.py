@@ -4,9 +4,7 @@ served by the other node, which never shares memory with it."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,10 @@ from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from platform_api import ADMIN, ADMIN_TOKEN, create_project
 from services import REDIS_URL, postgres_database, redis_stream_key
+from support.deadlines import eventually
 
-PROPAGATION_DEADLINE_SECONDS = 20.0
+PROPAGATION = 20.0
+"""Seconds a change may take from the API node to the delivery node (a liveness bound)."""
 
 pytestmark = pytest.mark.service
 
@@ -71,17 +71,6 @@ async def nodes(
         yield api_client, delivery_client
 
 
-async def eventually(probe: Callable[[], Awaitable[Any]], what: str) -> Any:
-    """Poll `probe` until it returns something truthy, or fail after the deadline."""
-    deadline = time.monotonic() + PROPAGATION_DEADLINE_SECONDS
-    while time.monotonic() < deadline:
-        result = await probe()
-        if result:
-            return result
-        await asyncio.sleep(0.05)
-    pytest.fail(f"not within {PROPAGATION_DEADLINE_SECONDS}s: {what}")
-
-
 async def test_api_changes_reach_sdks_on_the_delivery_node(
     nodes: tuple[httpx.AsyncClient, httpx.AsyncClient],
 ) -> None:
@@ -99,7 +88,12 @@ async def test_api_changes_reach_sdks_on_the_delivery_node(
     async def opens(key: str) -> bool:
         return await flags_for(key) is not None
 
-    await eventually(lambda: opens(sdk_key), "the new environment's SDK key opens delivery")
+    await eventually(
+        lambda: opens(sdk_key),
+        what="the new environment's SDK key opens delivery",
+        within=PROPAGATION,
+        interval=0.05,
+    )
 
     made = await api.post(
         "/api/v2/flags/shop", json={"key": "checkout", "name": "Checkout"}, headers=ADMIN
@@ -110,11 +104,21 @@ async def test_api_changes_reach_sdks_on_the_delivery_node(
         flags = await flags_for(sdk_key)
         return flags is not None and "checkout" in flags
 
-    await eventually(has_checkout, "the new flag is served")
+    await eventually(
+        has_checkout,
+        what="the new flag is served",
+        within=PROPAGATION,
+        interval=0.05,
+    )
 
     reset = await api.post("/api/v2/projects/shop/environments/production/apiKey", headers=ADMIN)
     new_key = reset.json()["apiKey"]
-    await eventually(lambda: opens(new_key), "the reset key opens delivery")
+    await eventually(
+        lambda: opens(new_key),
+        what="the reset key opens delivery",
+        within=PROPAGATION,
+        interval=0.05,
+    )
     assert await opens(sdk_key)  # the old key, inside its grace period
 
     status = (await delivery.get("/status")).json()

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
-from servers import flagstaff_command, free_port, wait_for_status
+from servers import flagstaff_command, wait_for_status
+from support.ports import free_port, listening_port
 
 START_DEADLINE_SECONDS = 60.0
 STOP_DEADLINE_SECONDS = 30.0
@@ -93,10 +93,7 @@ def test_serve_that_cannot_start_says_why_and_exits_1(tmp_path: Path) -> None:
 
 
 def test_serve_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
+    with listening_port() as port:
         environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
         result = subprocess.run(
             [*flagstaff_command(), "serve", "--port", str(port), "--data-dir", str(tmp_path / "d")],

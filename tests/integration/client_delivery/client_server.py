@@ -21,7 +21,8 @@ from flagstaff_server.app import Flagstaff
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.settings import Settings
 from management import ok
-from servers import ThreadedServer, serve_in_thread, wait_until
+from servers import ThreadedServer, serve_in_thread
+from support.deadlines import wait_until
 
 ADMIN = "client-delivery-admin-token-0123"
 PROJECT = "web"

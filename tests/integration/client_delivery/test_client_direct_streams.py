@@ -13,7 +13,7 @@ import httpx
 import pytest
 from client_server import Deployment, b64, next_event, serving, sse_events
 from flagstaff_server.delivery.fanout import Channel, DirectStream
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = {"kind": "user", "key": "direct-1"}
 PAGE = "http://page.example"

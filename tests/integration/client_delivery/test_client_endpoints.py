@@ -15,7 +15,7 @@ from client_server import Deployment, b64, running_server
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = {"kind": "user", "key": "user-1", "name": "Ada"}
 BROWSER_FLAGS = {"bool-flag", "string-flag", "number-flag", "float-flag", "object-flag"}

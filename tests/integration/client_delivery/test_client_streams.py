@@ -13,7 +13,7 @@ import pytest
 from client_server import ENV_PATH, PROJECT, Deployment, b64, next_event, running_server
 from client_server import sse_events as events_of
 from management import ok
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = {"kind": "user", "key": "user-1"}
 

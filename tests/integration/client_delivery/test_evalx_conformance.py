@@ -29,7 +29,7 @@ from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.delivery import DeliveryNode
 from flagstaff_server.delivery.client_side import ClientDelivery
-from prerequisites import SHARED_DIR, shared_path
+from support.prerequisites import SHARED_DIR, shared_path
 
 VECTORS = ("conformance", "launchdarkly", "client-side-eval")
 DIRECTORY = SHARED_DIR.joinpath(*VECTORS)

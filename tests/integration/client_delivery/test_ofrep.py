@@ -23,7 +23,7 @@ from openfeature.client import OpenFeatureClient
 from openfeature.contrib.provider.ofrep import OFREPProvider
 from openfeature.evaluation_context import EvaluationContext
 from openfeature.flag_evaluation import ErrorCode, Reason
-from servers import wait_until
+from support.deadlines import wait_until
 
 DOMAIN = "client-delivery-ofrep-tests"
 USER = EvaluationContext(targeting_key="user-1", attributes={"plan": "pro"})

@@ -23,7 +23,8 @@ from delivery_support import (
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode, Limits
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.delivery.fanout import DirectStream
-from servers import serve_in_thread, wait_until
+from servers import serve_in_thread
+from support.deadlines import wait_until
 
 AUTH = {"Authorization": SDK_KEY}
 

@@ -24,7 +24,7 @@ from delivery_support import (
 from ldclient import Context, datasystem
 from ldclient.client import LDClient
 from ldclient.config import Config
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = Context.create("user-1")
 

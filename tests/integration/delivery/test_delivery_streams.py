@@ -29,9 +29,11 @@ from flagstaff_server.delivery import DeliveryConfig, Limits
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
-from servers import wait_until
+from support.deadlines import eventually, wait_until
 
 AUTH = {"Authorization": SDK_KEY}
+STORM_SECONDS = 30.0
+"""How long the reconnect storm may take to converge (a liveness bound, not a speed claim)."""
 
 
 def _seeded() -> tuple[Any, Outbox]:
@@ -249,15 +251,28 @@ async def test_a_reconnect_storm_keeps_memory_bounded_and_every_client_gets_curr
         tasks = [
             asyncio.create_task(_sse_client(server.port, stop, seen, i)) for i in range(clients)
         ]
-        await _until_async(lambda: len(seen) == clients and set(seen.values()) == {1})
+        await eventually(
+            lambda: len(seen) == clients and set(seen.values()) == {1},
+            within=STORM_SECONDS,
+            interval=0.01,
+            what="every client on version 1",
+        )
         baseline = process.memory_info().rss
         for round_number in (2, 3):
             dropped = server.call(server.node.drop_streams)
             assert dropped == clients
             outbox.write("flag", "a", flag("a", round_number))
-            await _until_async(lambda v=round_number: set(seen.values()) == {v})
-            await _until_async(
-                lambda: server.call(lambda: server.node.admission.open_streams) == clients
+            await eventually(
+                lambda v=round_number: set(seen.values()) == {v},
+                within=STORM_SECONDS,
+                interval=0.01,
+                what=f"every client on version {round_number}",
+            )
+            await eventually(
+                lambda: server.call(lambda: server.node.admission.open_streams) == clients,
+                within=STORM_SECONDS,
+                interval=0.01,
+                what="every client's stream open again",
             )
         counts = server.call(lambda: dict(server.node.admission.counts))
         assert counts["full_send_shed"] > 0  # the storm was throttled, and still converged
@@ -266,12 +281,3 @@ async def test_a_reconnect_storm_keeps_memory_bounded_and_every_client_gets_curr
         stop.set()
         server.call(server.node.drop_streams)
         await asyncio.gather(*tasks)
-
-
-async def _until_async(predicate: Any, timeout: float = 30.0) -> None:  # noqa: ASYNC109
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)

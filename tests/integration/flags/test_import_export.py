@@ -15,7 +15,7 @@ from conformance.launchdarkly_vectors import load_cases
 from flag_api import PROJECT
 from flagstaff_core import decode_data, encode_data
 from flagstaff_server.services.plane import ControlPlane
-from prerequisites import shared_path
+from support.prerequisites import shared_path
 
 IMPORT = f"/api/v2/projects/{PROJECT}/environments/test/import"
 EXPORT = f"/api/v2/projects/{PROJECT}/environments/test/export"

@@ -19,7 +19,8 @@ from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.cli import main
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.services.plane import ControlPlane
-from servers import free_port, serve_in_thread
+from servers import serve_in_thread
+from support.ports import free_port
 
 DATA = {
     "flags": {

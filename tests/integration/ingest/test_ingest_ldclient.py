@@ -19,7 +19,8 @@ from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
 from management import create_flag, ok, served_flags
-from servers import running, wait_until
+from servers import running
+from support.deadlines import wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -26,7 +26,8 @@ from integration.scaleout.scaleout_cluster import (
     admin_client,
     create_project,
 )
-from servers import START_TIMEOUT, running, wait_until
+from servers import START_TIMEOUT, running
+from support.deadlines import wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -27,7 +27,8 @@ from integration.scaleout.scaleout_cluster import (
     create_project,
     private_postgres,
 )
-from servers import running, wait_until
+from servers import running
+from support.deadlines import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
 

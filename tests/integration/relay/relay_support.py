@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import management
 from management import Keys
-from servers import FlagstaffProcess, ServeProcess, free_port, serve_in_thread
+from servers import FlagstaffProcess, ServeProcess, serve_in_thread
+from support.ports import free_port
 
 ADMIN = "relay-test-admin-token-0123456789"
 CATCH_UP_SECONDS = 30.0

@@ -4,11 +4,11 @@ relay makes its data directory or says anything about serving."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from pathlib import Path
 
 from servers import flagstaff_command
+from support.ports import listening_port
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 DEMO_DATA = REPOSITORY / "docs" / "examples" / "demo-flags.json"
@@ -22,10 +22,7 @@ def test_relay_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) ->
         f"offline_file = {str(DEMO_DATA)!r}\n",
         encoding="utf-8",
     )
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
+    with listening_port() as port:
         environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
         result = subprocess.run(
             [

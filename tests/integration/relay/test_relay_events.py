@@ -20,7 +20,8 @@ from relay_support import (
     admin_client,
     relay_config,
 )
-from servers import running, wait_until
+from servers import running
+from support.deadlines import wait_until
 
 pytestmark = [pytest.mark.slow]
 

@@ -29,10 +29,11 @@ from management import create_flag as create_flag
 from management import ok as ok
 from management import sdk_client as sdk_client
 from management import switch
-from prerequisites import missing_prerequisite
-from servers import ServeProcess, free_port, serve_in_thread
+from servers import ServeProcess, serve_in_thread
 from services import REDIS_URL, redis_client
 from services import postgres_database as postgres_database
+from support.ports import free_port
+from support.prerequisites import missing_prerequisite
 
 ADMIN = "scaleout-admin-token-0123456789"
 # The stream key every `flagstaff serve` uses; each test gets a Redis database of its own instead.

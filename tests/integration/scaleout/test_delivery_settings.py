@@ -10,7 +10,7 @@ import pytest
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.settings import Settings, SettingsError
-from servers import free_port
+from support.ports import free_port
 
 
 async def test_delivery_knobs_from_the_environment_reach_the_node(tmp_path: Path) -> None:

@@ -12,13 +12,11 @@ import random
 import re
 import resource
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
-from prerequisites import missing_prerequisite
 from scaleout_cluster import (
     ServerProcess,
     admin_client,
@@ -29,6 +27,8 @@ from scaleout_cluster import (
     switch_on,
 )
 from servers import running
+from support.deadlines import eventually
+from support.prerequisites import missing_prerequisite
 
 pytestmark = pytest.mark.slow
 
@@ -163,15 +163,6 @@ def sdk_version(api: httpx.Client, flag: str) -> int:
     return int(document["environments"]["production"]["version"])
 
 
-async def until(predicate: Callable[[], bool], what: str, state: Callable[[], str]) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {DEADLINE}s waiting for {what}: {state()}")
-        await asyncio.sleep(0.05)
-
-
 async def test_a_storm_of_1000_dropped_streams_keeps_the_node_up_bounded_and_current(
     tmp_path: Path,
 ) -> None:
@@ -187,7 +178,13 @@ async def test_a_storm_of_1000_dropped_streams_keeps_the_node_up_bounded_and_cur
         tasks = [asyncio.create_task(swarm.run(client)) for client in swarm.clients]
         try:
             version = await asyncio.to_thread(sdk_version, api, "a")
-            await until(lambda: swarm.all_current(version), "every client connected", swarm.summary)
+            await eventually(
+                lambda: swarm.all_current(version),
+                within=DEADLINE,
+                interval=0.05,
+                what="every client connected",
+                state=swarm.summary,
+            )
             streams = metric(server, 'open_streams{protocol="v1"}')
             assert streams == CLIENTS
             connected = server.rss()
@@ -197,7 +194,13 @@ async def test_a_storm_of_1000_dropped_streams_keeps_the_node_up_bounded_and_cur
                 swarm.drop_all()
                 await asyncio.to_thread(change, api, "a")
                 version = await asyncio.to_thread(sdk_version, api, "a")
-                await until(lambda v=version: swarm.all_current(v), f"v{version}", swarm.summary)
+                await eventually(
+                    lambda v=version: swarm.all_current(v),
+                    within=DEADLINE,
+                    interval=0.05,
+                    what=f"v{version}",
+                    state=swarm.summary,
+                )
 
             assert server.process is not None
             assert server.process.poll() is None

@@ -27,7 +27,8 @@ from scaleout_cluster import (
     sdk_client,
     switch_on,
 )
-from servers import running, wait_until
+from servers import running
+from support.deadlines import wait_until
 
 pytestmark = [pytest.mark.service, pytest.mark.slow]
 

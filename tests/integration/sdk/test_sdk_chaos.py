@@ -16,7 +16,7 @@ from faultproxy import POLL_PATHS, STREAM_PATHS, Fault, FaultProxy
 from flagstaff_sdk import Client, Config, DataSourceState, Endpoint, ErrorKind
 from flagstaff_server.services.ports import ChangeFeed
 from sdk_support import FAST, SERVER, USER, current, sdk_config, seeded, set_flag_value
-from servers import wait_until
+from support.deadlines import wait_until
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from flagstaff_sdk import (
 )
 from sdk_support import SERVER, USER, current, seeded
 from sdk_support import sdk_config as config
-from servers import wait_until
+from support.deadlines import wait_until
 
 
 @pytest.mark.parametrize(

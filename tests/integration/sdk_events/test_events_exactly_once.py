@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from flagstaff_sdk import Client, Config, Context, TestData, Timing
 from flagstaff_sdk.events import EventOptions, sink_factory
-from servers import wait_until
 from sink_server import EventSinkServer, Mode
+from support.deadlines import wait_until
 
 SETTLE_SECONDS = 20.0
 """How long retries and the spool get to fail, then to deliver everything."""

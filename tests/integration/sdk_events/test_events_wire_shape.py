@@ -5,7 +5,6 @@ and structure (timestamps and ids aside)."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from ldclient.client import LDClient
 from ldclient.config import Config as LdConfig
 from ldclient.integrations import Files
 from sink_server import EventSinkServer
+from support.deadlines import wait_until
 
 FAR_FUTURE = 4_102_444_800_000  # 2100-01-01
 
@@ -117,12 +117,8 @@ def _normalise(events: list[dict[str, Any]]) -> list[str]:
     return sorted(out)
 
 
-def _wait_for_payload(sink: EventSinkServer, timeout: float = 15.0) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + timeout
-    while not sink.payloads:
-        if time.monotonic() > deadline:
-            raise AssertionError("no payload arrived")
-        time.sleep(0.01)
+def _wait_for_payload(sink: EventSinkServer) -> list[dict[str, Any]]:
+    wait_until(lambda: sink.payloads, timeout=15.0, what="a payload at the event sink")
     return sink.events()
 
 

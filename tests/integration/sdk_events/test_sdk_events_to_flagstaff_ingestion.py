@@ -21,7 +21,8 @@ from integration.scaleout.scaleout_cluster import (
     switch_on,
 )
 from management import is_on
-from servers import running, wait_until
+from servers import running
+from support.deadlines import wait_until
 
 pytestmark = pytest.mark.slow
 

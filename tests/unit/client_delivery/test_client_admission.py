@@ -13,7 +13,7 @@ from delivery_support import ENVIRONMENT, SDK_KEY, FixedFeed, change, environmen
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.admission import Admission, Limits
 from flagstaff_server.delivery.client_side import ClientDelivery
-from servers import eventually
+from support.deadlines import eventually
 
 AUTH = {"Authorization": SDK_KEY}
 SIGNUP_INSTANT = 1_700_000_000_000

@@ -14,7 +14,7 @@ from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY, change, environment,
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.admission import Limits
 from flagstaff_server.services.ports import Change
-from servers import eventually
+from support.deadlines import eventually
 
 
 class FakeFeed:

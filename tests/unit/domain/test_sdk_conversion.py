@@ -22,7 +22,7 @@ from flagstaff_server.domain import (
     validate_segment_document,
 )
 from flagstaff_server.errors import NotFound, ValidationError
-from prerequisites import SHARED_DIR, shared_path
+from support.prerequisites import SHARED_DIR, shared_path
 
 NOW = 1_700_000_000_000
 SDK_FLAG_FIELDS = {

@@ -11,7 +11,7 @@ from delivery_support import ENVIRONMENT, FixedFeed, change, environment
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest.analytics import AnalyticsStore
-from servers import eventually
+from support.deadlines import eventually
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from endpoint_support import (
     summary,
 )
 from flagstaff_server.ingest import IngestNode
-from servers import eventually
+from support.deadlines import eventually
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY
 from endpoint_support import CLIENT_ID, MOBILE_KEY, headers, served, summary
 from flagstaff_server.ingest import IngestNode
-from servers import eventually
+from support.deadlines import eventually
 
 
 @pytest.fixture(params=["asgi", "connection"])

@@ -21,7 +21,7 @@ from openfeature import api
 from openfeature.evaluation_context import EvaluationContext
 from openfeature.event import EventDetails, ProviderEvent
 from openfeature.provider import ProviderStatus
-from servers import wait_until
+from support.deadlines import wait_until
 
 SDK_KEY = "sdk-cached-start"
 FAST = Timing(

@@ -25,7 +25,7 @@ from openfeature.exception import ErrorCode, ProviderNotReadyError
 from openfeature.flag_evaluation import Reason
 from openfeature.provider import ProviderStatus
 from openfeature.track import TrackingEventDetails
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = EvaluationContext(targeting_key="user-1", attributes={"plan": "gold"})
 

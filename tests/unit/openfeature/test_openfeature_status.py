@@ -17,7 +17,7 @@ from openfeature import api
 from openfeature.evaluation_context import EvaluationContext
 from openfeature.event import EventDetails, ProviderEvent
 from openfeature.provider import ProviderStatus
-from servers import wait_until
+from support.deadlines import wait_until
 
 FAST = Timing(
     initial_retry_delay=0.05,

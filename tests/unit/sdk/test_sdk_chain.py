@@ -17,7 +17,7 @@ from delivery_support import flag
 from flagstaff_sdk import Client, Config, Context, DataSourceState, Endpoint, Timing
 from flagstaff_sdk.errors import FallbackToFdv1, HttpStatusError
 from flagstaff_sdk.network import check_response, retry_after_seconds
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = Context.create("u")
 TIMING = Timing(

@@ -28,7 +28,7 @@ from flagstaff_sdk import (
 from flagstaff_sdk.cache import cache_path, write_cache
 from flagstaff_sdk.merge import Holding
 from flagstaff_sdk.region import RegionSet
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = Context.create("user-1")
 

@@ -24,7 +24,7 @@ from flagstaff_sdk import (
     Timing,
 )
 from flagstaff_sdk.data_file import read_data_files
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = Context.create("user-1")
 

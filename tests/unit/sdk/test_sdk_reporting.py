@@ -15,7 +15,7 @@ from delivery_support import flag
 from flagstaff_sdk import Client, Config, Context, Timing
 from flagstaff_sdk.events import DropReason, EventOptions, sink_factory
 from flagstaff_sdk.test_data import TestData
-from servers import wait_until
+from support.deadlines import wait_until
 
 USER = Context.create("u")
 TIMING = Timing(

@@ -3,7 +3,6 @@ spool (bounded, oldest dropped and counted) and go out with their original id la
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,8 @@ from flagstaff_core import Context
 from flagstaff_sdk import Config, Timing
 from flagstaff_sdk.events import DropReason, EventOptions, EventProcessor
 from flagstaff_sdk.events.courier import is_recoverable
-from servers import wait_until
+from support.deadlines import wait_until
+from support.ports import listening_port
 
 USER = Context.create("u1")
 
@@ -149,13 +149,10 @@ def test_a_disk_spool_outlives_the_process_and_keeps_the_payload_id(tmp_path: Pa
 @pytest.mark.timeout(30)
 def test_close_is_bounded_when_the_endpoint_accepts_but_never_answers() -> None:
     """A listening socket nobody reads: requests hang for the 60 s read timeout, close does not."""
-    blackhole = socket.socket()
-    blackhole.bind(("127.0.0.1", 0))
-    blackhole.listen(16)
-    try:
+    with listening_port() as blackhole:
         config = Config(
             sdk_key="sdk-blackhole",
-            base_uri=f"http://127.0.0.1:{blackhole.getsockname()[1]}",
+            base_uri=f"http://127.0.0.1:{blackhole}",
             timing=Timing(connect_timeout=60.0, read_timeout=60.0),
         )
         sink = EventProcessor(
@@ -167,5 +164,3 @@ def test_close_is_bounded_when_the_endpoint_accepts_but_never_answers() -> None:
         sink.record_custom("at-close", USER, None, None)
         sink.close()
         assert sink.stats().delivered_events == 0
-    finally:
-        blackhole.close()
