@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from flagstaff_server.ingest import IngestConfig
 from flagstaff_server.ingest.journal import Journal, JournalReader
 from flagstaff_server.ingest.record import Kind
 
@@ -141,3 +142,53 @@ def test_an_empty_journal_recovers_with_nothing_to_report(tmp_path: Path) -> Non
     assert (recovery.records, recovery.torn_bytes, recovery.unscanned_segments) == (0, 0, 0)
     assert recovery.next_seq == 1
     journal.close()
+
+
+async def test_released_records_stop_counting_even_in_the_newest_segment(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.recover()
+    for n in range(10):
+        await append(journal, n)
+    written = journal.size_bytes
+    assert journal.unreleased_bytes == written
+    journal.release(10)
+    # the one segment stays (it keeps the seq floor) but holds nothing unprocessed
+    assert (journal.size_bytes, journal.unreleased_bytes) == (written, 0)
+    await append(journal, 10)
+    assert journal.unreleased_bytes == journal.size_bytes - written
+    journal.close()
+    reopened = Journal(tmp_path)
+    reopened.recover()
+    assert reopened.unreleased_bytes == reopened.size_bytes
+    reopened.release(11)
+    assert reopened.unreleased_bytes == 0
+    reopened.close()
+
+
+async def test_a_partly_released_segment_counts_what_follows_the_released_seq(
+    tmp_path: Path,
+) -> None:
+    journal = Journal(tmp_path)
+    journal.recover()
+    big = 70 << 10  # over the mark spacing: every record's end is marked
+    for n in range(4):
+        await append(journal, n, size=big)
+    frame = journal.size_bytes // 4
+    journal.release(1)
+    assert journal.unreleased_bytes == 3 * frame
+    journal.release(3)
+    assert journal.unreleased_bytes == frame
+    journal.release(2)  # an older position never takes a release back
+    assert journal.unreleased_bytes == frame
+    journal.close()
+    reopened = Journal(tmp_path)
+    reopened.recover()
+    reopened.release(2)
+    assert reopened.unreleased_bytes == 2 * frame
+    reopened.close()
+
+
+def test_a_small_disk_budget_makes_smaller_segments() -> None:
+    assert IngestConfig(data_dir=Path("x")).segment_size == 64 << 20
+    assert IngestConfig(data_dir=Path("x"), disk_budget_bytes=10 << 20).segment_size == 5 << 20
+    assert IngestConfig(data_dir=Path("x"), disk_budget_bytes=20_000).segment_size == 1 << 20

@@ -1,6 +1,7 @@
 """The durable local log (journal): segment files of framed records, appended with group commit
 (every request waiting at one moment shares one write and one fsync) and truncated only by
-`release`, after processing committed. Owns its directory; knows nothing of HTTP or analytics.
+`release`, after processing committed; it counts the bytes not released yet (the disk budget's
+measure). Owns its directory; knows nothing of HTTP or analytics.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ import contextlib
 import logging
 import os
 import threading
+from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flagstaff_server.durable import fsync_directory
@@ -27,6 +30,10 @@ IOV_MAX = 1024
 """Buffers per `writev` call (POSIX guarantees at least 16; Linux allows 1024)."""
 FRAME_OVERHEAD = framing.FRAME.size + framing.FIXED.size + 3 * 64
 """A record's bytes beyond its payload, as counted against the disk budget before framing."""
+MARK_BYTES = 64 << 10
+"""Spacing of a segment's (seq, end offset) marks: a partly released segment counts as released
+the bytes up to the last mark at or below the released seq, so it may overcount what is left by
+less than this (a fully released one counts nothing: see `Segment.last_seq`)."""
 
 
 @dataclass(slots=True)
@@ -34,6 +41,26 @@ class Segment:
     first_seq: int
     path: Path
     size: int
+    last_seq: int | None = None
+    """The seq of its last record; None for a sealed segment opened without a scan, or empty."""
+    mark_seqs: array[int] = field(default_factory=lambda: array("q"))
+    mark_ends: array[int] = field(default_factory=lambda: array("q"))
+    """Where the frame of record `mark_seqs[i]` ends, every `MARK_BYTES` or so, ascending."""
+
+    def mark(self, seq: int, end: int) -> None:
+        """Note that the records up to `seq` end at byte `end` (call in seq order)."""
+        self.last_seq = seq
+        if not self.mark_ends or end - self.mark_ends[-1] >= MARK_BYTES:
+            self.mark_seqs.append(seq)
+            self.mark_ends.append(end)
+
+    def released_bytes(self, through_seq: int) -> int:
+        """Bytes at the start of the segment known to hold only records at or below
+        `through_seq`."""
+        if self.last_seq is not None and through_seq >= self.last_seq:
+            return self.size
+        index = bisect_right(self.mark_seqs, through_seq)
+        return self.mark_ends[index - 1] if index else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +114,10 @@ class Journal:
         self._pending_bytes = 0
         self._stored_bytes = 0
         """The segments' sizes summed; changed under the lock, read without it."""
+        self._released_seq = 0
+        self._released_bytes = 0
+        """Bytes of the oldest segment that hold only released records (the segments before
+        it are deleted); changed under the lock, read without it."""
         self._waiters: list[asyncio.Future[int]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -120,8 +151,10 @@ class Journal:
             data = path.read_bytes()
             found = framing.scan(data, payloads=False)
             records += len(found.records)
-            for item in found.records:
+            segment = Segment(first, path, found.valid_bytes)
+            for item, end in zip(found.records, found.ends, strict=True):
                 last_seq = item.seq
+                segment.mark(item.seq, end)
                 if visit is not None:
                     visit(item)
             if found.torn:
@@ -133,7 +166,7 @@ class Journal:
                 with path.open("r+b") as handle:
                     handle.truncate(found.valid_bytes)
                     os.fsync(handle.fileno())
-            self.segments.append(Segment(first, path, found.valid_bytes))
+            self.segments.append(segment)
         self._stored_bytes = sum(segment.size for segment in self.segments)
         self.next_seq = max(last_seq + 1, floor)
         self.durable_seq = self.next_seq - 1
@@ -169,8 +202,15 @@ class Journal:
 
     @property
     def size_bytes(self) -> int:
-        """Bytes in the log, plus those queued for the next write (asked on every request)."""
+        """Bytes in the log, plus those queued for the next write."""
         return self._stored_bytes + self._pending_bytes
+
+    @property
+    def unreleased_bytes(self) -> int:
+        """Bytes of records not released yet (not processed, or not forwarded), plus those
+        queued for the next write: what the disk budget counts (asked on every request). Records
+        released but still in the newest segment, which stays until it rotates, are not in it."""
+        return self._stored_bytes + self._pending_bytes - self._released_bytes
 
     def submit(
         self,
@@ -262,6 +302,7 @@ class Journal:
             raise
         with self._lock:
             active.size += size
+            active.mark(records[-1].seq, active.size)
             self._stored_bytes += size
 
     # reading and releasing ---------------------------------------------------------------------
@@ -280,12 +321,17 @@ class Journal:
 
     def release(self, through_seq: int) -> int:
         """Delete the segments whose every record is at or below `through_seq` (processed and
-        committed). The newest segment always stays: its name keeps the seq counter's floor."""
+        committed), and stop counting the released part of the oldest one left. The newest
+        segment always stays: its name keeps the seq counter's floor."""
         removed: list[Segment] = []
         with self._lock:
+            self._released_seq = max(self._released_seq, through_seq)
+            through_seq = self._released_seq
             while len(self.segments) > 1 and self.segments[1].first_seq <= through_seq + 1:
                 removed.append(self.segments.pop(0))
                 self._stored_bytes -= removed[-1].size
+            if self.segments:
+                self._released_bytes = self.segments[0].released_bytes(through_seq)
         for segment in removed:
             with contextlib.suppress(FileNotFoundError):
                 segment.path.unlink()

@@ -41,6 +41,9 @@ loop gives up the GIL on every poll; with the default 5 ms it may then wait that
 processor thread's Python work before it can acknowledge anything. A shorter one let acks
 through sooner in the all-in-one bench; 0.5 ms switched so often that it was slower again."""
 
+MIN_SEGMENT_BYTES = 1 << 20
+"""The smallest journal segment a small disk budget makes (see `IngestConfig.segment_size`)."""
+
 GENERATED_ID_PREFIX = "flagstaff-"
 """Starts the id given to a payload sent without one. Such ids are never remembered for
 de-duplication: nobody can send them again."""
@@ -58,8 +61,10 @@ class IngestConfig:
     max_body_bytes: int = 10 << 20
     """Largest accepted body, before and after gzip decompression."""
     disk_budget_bytes: int = 2 << 30
-    """Unprocessed journal bytes beyond which new payloads get 503 + Retry-After."""
+    """Unprocessed (with Redis: unforwarded) journal bytes beyond which new payloads get 503 +
+    Retry-After. Processed records are not counted, wherever they still are on disk."""
     segment_bytes: int = 64 << 20
+    """Journal segments rotate at this size, or earlier for a small budget (`segment_size`)."""
     retry_after_seconds: int = 5
     dedupe_window_ms: int = 3_600_000
     dedupe_capacity: int = 1_000_000
@@ -67,6 +72,14 @@ class IngestConfig:
     """Run a processor here (False: this node only journals, and forwards when `redis_url`)."""
     redis_url: str | None = None
     """Scale-out: forward the journal to a Redis stream; processors read it as a group."""
+
+    @property
+    def segment_size(self) -> int:
+        """Where segments rotate: `segment_bytes`, or half the budget when that is smaller (at
+        least `MIN_SEGMENT_BYTES`). Processed records stay on disk until their segment rotates
+        and the next release deletes it, so the journal's files stay within about the budget
+        plus one segment: 1.5 times the budget, or the budget plus 1 MiB for a tiny one."""
+        return min(self.segment_bytes, max(self.disk_budget_bytes // 2, MIN_SEGMENT_BYTES))
 
 
 class IngestNode:
@@ -81,7 +94,7 @@ class IngestNode:
         self.config = config
         self.wall = wall
         self.analytics = analytics
-        self.journal = Journal(config.data_dir / "journal", segment_bytes=config.segment_bytes)
+        self.journal = Journal(config.data_dir / "journal", segment_bytes=config.segment_size)
         self.recent = RecentIds(window_ms=config.dedupe_window_ms, capacity=config.dedupe_capacity)
         self.keyring = Keyring(delivery, wall=wall)
         self.counts: Counter[str] = Counter()
@@ -152,7 +165,7 @@ class IngestNode:
             self.recent.remember(key, record.received_ms)
 
     def over_budget(self) -> bool:
-        return self.journal.size_bytes > self.config.disk_budget_bytes
+        return self.journal.unreleased_bytes > self.config.disk_budget_bytes
 
     def submit(
         self,
@@ -240,6 +253,7 @@ class IngestNode:
             "status": "ok" if store != "down" else "degraded",
             "nodeId": self.node_id,
             "journalBytes": self.journal.size_bytes,
+            "unprocessedBytes": self.journal.unreleased_bytes,
             "durableSeq": self.journal.durable_seq,
             "processedSeq": local.position if local is not None else None,
             "backlog": backlog,
