@@ -208,17 +208,6 @@ NOT_YET_BROKEN_IN_PACKAGES = frozenset(
     frozenset(c)
     for c in (
         {
-            "flagstaff_sdk.backoff",
-            "flagstaff_sdk.config",
-            "flagstaff_sdk.data_system",
-            "flagstaff_sdk.event_sink",
-            "flagstaff_sdk.events",
-            "flagstaff_sdk.events.diagnostic",
-            "flagstaff_sdk.events.processor",
-            "flagstaff_sdk.network",
-            "flagstaff_sdk.region",
-        },
-        {
             "flagstaff_server.delivery.asgi",
             "flagstaff_server.delivery.client_metrics",
             "flagstaff_server.delivery.client_side",

@@ -28,9 +28,10 @@ from flagstaff_core import (
     typed_detail,
 )
 
+from flagstaff_sdk import events
 from flagstaff_sdk.config import Config
 from flagstaff_sdk.data_system import DataSystem
-from flagstaff_sdk.event_sink import EventSink, NullEventSink, create_event_sink
+from flagstaff_sdk.event_sink import EventSink, NullEventSink
 from flagstaff_sdk.notifier import FlagChangeListener, FlagValueListener, Notifier, StatusListener
 from flagstaff_sdk.status import DataSourceStatus
 from flagstaff_sdk.store import Store
@@ -54,6 +55,16 @@ def _as_context(context: object) -> Context | None:
         except ContextError:
             return None
     return None
+
+
+def create_event_sink(config: Config) -> EventSink:
+    """The sink a client uses: none when events are off or offline; the configured factory; else
+    the processor in `flagstaff_sdk.events`."""
+    if not config.send_events or config.offline:
+        return NullEventSink()
+    if config.event_sink is not None:
+        return config.event_sink(config)
+    return events.create_event_sink(config)
 
 
 class _Shell:

@@ -15,10 +15,13 @@ import httpx
 
 from flagstaff_sdk.clock import Clock, SystemClock
 from flagstaff_sdk.errors import ConfigError
+from flagstaff_sdk.event_sink import EventSink
 
 if TYPE_CHECKING:
-    from flagstaff_sdk.event_sink import EventSinkFactory
     from flagstaff_sdk.source import DataSource
+
+USER_AGENT = "FlagstaffPythonSDK/0.1.0"
+"""What every request of this SDK (flag data and events) names itself as."""
 
 DeliveryProtocol = Literal["auto", "fdv2", "fdv1"]
 """`auto`: FDv2, falling back to FDv1 per endpoint on `X-LD-FD-Fallback: true` or 404."""
@@ -58,6 +61,9 @@ LAUNCHDARKLY = Endpoint(
     events_uri="https://events.launchdarkly.com",
     name="launchdarkly",
 )
+
+EventSinkFactory = Callable[["Config"], EventSink]
+"""`Config(event_sink=...)`: builds the sink a client reports events to."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

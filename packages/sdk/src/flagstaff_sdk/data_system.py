@@ -24,7 +24,7 @@ from flagstaff_core import FlagData
 from flagstaff_sdk.backoff import Backoff
 from flagstaff_sdk.cache import cache_path, read_cache, write_cache
 from flagstaff_sdk.change_set import ChangeSet
-from flagstaff_sdk.config import Config
+from flagstaff_sdk.config import USER_AGENT, Config
 from flagstaff_sdk.data_file import FileSource
 from flagstaff_sdk.errors import (
     DataFileError,
@@ -42,8 +42,6 @@ from flagstaff_sdk.status import DataSourceState, DataSourceStatus, ErrorInfo
 from flagstaff_sdk.store import Store
 
 log = logging.getLogger("flagstaff_sdk")
-
-USER_AGENT = "FlagstaffPythonSDK/0.1.0"
 
 StreamInitReporter = Callable[[int, int, bool], None]
 """`(started_epoch_ms, duration_ms, failed)` of one stream attempt (diagnostic `streamInits`)."""

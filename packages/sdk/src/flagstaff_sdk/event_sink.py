@@ -1,18 +1,14 @@
 """The seam for analytics events: what a client reports per evaluation, custom event and
 identify. The per-evaluation call must be cheap (an enqueue or a counter update) and never block.
-The real processor lives in `flagstaff_sdk.events`; this module must not depend on it.
+The real processor lives in `flagstaff_sdk.events` and the choice of sink in `client`; this module
+must depend on neither (nor on `config`, which names `EventSink` in `EventSinkFactory`).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from flagstaff_core import Context, Evaluation, EvaluationDetail
-
-if TYPE_CHECKING:
-    from flagstaff_sdk.config import Config
 
 
 class EventSink(Protocol):
@@ -39,9 +35,6 @@ class EventSink(Protocol):
 
     def close(self) -> None:
         """Deliver what is buffered (bounded by the processor's own timeout) and stop."""
-
-
-EventSinkFactory = Callable[["Config"], EventSink]
 
 
 class NullEventSink:
@@ -71,21 +64,3 @@ class NullEventSink:
 
     def close(self) -> None:
         return None
-
-
-def create_event_sink(config: Config) -> EventSink:
-    """The sink a client uses: none when events are off or offline; the configured factory; else
-    the processor in `flagstaff_sdk.events` (its `create_event_sink(config)`), when installed."""
-    if not config.send_events or config.offline:
-        return NullEventSink()
-    if config.event_sink is not None:
-        return config.event_sink(config)
-    try:
-        events = importlib.import_module("flagstaff_sdk.events")
-    except ImportError:
-        return NullEventSink()
-    factory = getattr(events, "create_event_sink", None)
-    if factory is None:
-        return NullEventSink()
-    sink: EventSink = factory(config)
-    return sink

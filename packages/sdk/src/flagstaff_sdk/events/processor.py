@@ -20,8 +20,7 @@ from typing import Any
 import httpx
 from flagstaff_core import Context, Evaluation, EvaluationDetail
 
-from flagstaff_sdk.config import Config
-from flagstaff_sdk.data_system import USER_AGENT
+from flagstaff_sdk.config import USER_AGENT, Config
 from flagstaff_sdk.events import diagnostic
 from flagstaff_sdk.events.context_index import ContextIndex
 from flagstaff_sdk.events.courier import Barrier, Courier, Diagnostic
