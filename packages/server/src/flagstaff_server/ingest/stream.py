@@ -143,8 +143,11 @@ class StreamProcessor(Consumer):
                 await self._housekeep()
                 continue
             records = [decode_entry(data) for _, data in entries]
-            await self._process(None, records)
+            now_ms = int(self.wall() * 1000)
+            committed = await asyncio.to_thread(self.analytics.commit, None, records, now_ms=now_ms)
+            self.store_ok = True
             await asyncio.to_thread(self._ack, [entry_id for entry_id, _ in entries])
+            self._committed(committed)
 
     def _create_group(self) -> None:
         try:
