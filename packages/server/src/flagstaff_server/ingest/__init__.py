@@ -2,6 +2,7 @@
 fsync, and processing into the analytics store. See docs/ingestion.md."""
 
 from flagstaff_server.ingest.asgi import IngestApp, handles
-from flagstaff_server.ingest.node import IngestConfig, IngestNode
+from flagstaff_server.ingest.config import IngestConfig
+from flagstaff_server.ingest.node import IngestNode
 
 __all__ = ["IngestApp", "IngestConfig", "IngestNode", "handles"]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from dataclasses import dataclass
 from email.utils import formatdate
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import orjson
 
@@ -17,12 +18,9 @@ from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery.asgi import sdk_key_of
 from flagstaff_server.http.problem import problem_body
 from flagstaff_server.ingest.body import BodyError, check_events, gunzip, read_body
-from flagstaff_server.ingest.keyring import CredentialKind, Found
+from flagstaff_server.ingest.config import IngestConfig
+from flagstaff_server.ingest.keyring import CredentialKind, Found, Keyring
 from flagstaff_server.ingest.record import Kind
-
-if TYPE_CHECKING:
-    from flagstaff_server.ingest.node import IngestNode
-
 
 ROUTES: dict[str, tuple[CredentialKind, Kind]] = {
     "/bulk": ("sdk", Kind.ANALYTICS),
@@ -106,11 +104,33 @@ def problem(
     return Answer(status, [(b"content-type", b"application/problem+json"), *extra], body)
 
 
+class Intake(Protocol):
+    """The node as the endpoints use it: `node.IngestNode` is one (this module must not import
+    the node, which builds the app)."""
+
+    config: IngestConfig
+    keyring: Keyring
+    counts: Counter[str]
+
+    def over_budget(self) -> bool: ...
+
+    def submit(
+        self,
+        *,
+        kind: Kind,
+        project: str,
+        environment: str,
+        payload_id: str | None,
+        payload: bytes,
+    ) -> asyncio.Future[object] | None:
+        """None for a repeat already acknowledged, else a future done once it is durable."""
+
+
 class IngestApp:
     """The endpoints' steps, shared by the ASGI callable (any request) and the connection
     protocol (`ingest/connection.py`: POSTs of known credentials with small bodies)."""
 
-    def __init__(self, node: IngestNode) -> None:
+    def __init__(self, node: Intake) -> None:
         self.node = node
         self.date = HttpDate()
 

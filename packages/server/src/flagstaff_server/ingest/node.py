@@ -12,9 +12,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import redis
@@ -22,6 +20,7 @@ import redis
 from flagstaff_server.durable import replace_file
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.asgi import IngestApp
+from flagstaff_server.ingest.config import IngestConfig
 from flagstaff_server.ingest.journal import Journal
 from flagstaff_server.ingest.keyring import Keyring
 from flagstaff_server.ingest.processor import Processor
@@ -41,9 +40,6 @@ loop gives up the GIL on every poll; with the default 5 ms it may then wait that
 processor thread's Python work before it can acknowledge anything. A shorter one let acks
 through sooner in the all-in-one bench; 0.5 ms switched so often that it was slower again."""
 
-MIN_SEGMENT_BYTES = 1 << 20
-"""The smallest journal segment a small disk budget makes (see `IngestConfig.segment_size`)."""
-
 GENERATED_ID_PREFIX = "flagstaff-"
 """Starts the id given to a payload sent without one. Such ids are never remembered for
 de-duplication: nobody can send them again."""
@@ -52,34 +48,6 @@ de-duplication: nobody can send them again."""
 def generated_id() -> str:
     """A payload id for a payload sent without one; never equal to an SDK's UUID."""
     return f"{GENERATED_ID_PREFIX}{uuid.uuid4().hex}"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IngestConfig:
-    data_dir: Path
-    """Holds the journal (`journal/`) and this node's id (`node-id`)."""
-    max_body_bytes: int = 10 << 20
-    """Largest accepted body, before and after gzip decompression."""
-    disk_budget_bytes: int = 2 << 30
-    """Unprocessed (with Redis: unforwarded) journal bytes beyond which new payloads get 503 +
-    Retry-After. Processed records are not counted, wherever they still are on disk."""
-    segment_bytes: int = 64 << 20
-    """Journal segments rotate at this size, or earlier for a small budget (`segment_size`)."""
-    retry_after_seconds: int = 5
-    dedupe_window_ms: int = 3_600_000
-    dedupe_capacity: int = 1_000_000
-    process: bool = True
-    """Run a processor here (False: this node only journals, and forwards when `redis_url`)."""
-    redis_url: str | None = None
-    """Scale-out: forward the journal to a Redis stream; processors read it as a group."""
-
-    @property
-    def segment_size(self) -> int:
-        """Where segments rotate: `segment_bytes`, or half the budget when that is smaller (at
-        least `MIN_SEGMENT_BYTES`). Processed records stay on disk until their segment rotates
-        and the next release deletes it, so the journal's files stay within about the budget
-        plus one segment: 1.5 times the budget, or the budget plus 1 MiB for a tiny one."""
-        return min(self.segment_bytes, max(self.disk_budget_bytes // 2, MIN_SEGMENT_BYTES))
 
 
 class IngestNode:
