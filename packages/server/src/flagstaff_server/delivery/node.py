@@ -149,7 +149,7 @@ class DeliveryNode:
             await self.stop()
 
     def _load(self, directory: Path) -> None:
-        loaded = snapshot_file.load(directory)
+        loaded = snapshot_file.load(directory, log_limit=self.config.log_limit)
         for snapshot, credentials in loaded.environments:
             self.store.put(snapshot, credentials)
         self.store.replace_credentials(
@@ -159,8 +159,10 @@ class DeliveryNode:
         self._persisted_position = loaded.position
         self.from_disk = bool(loaded.environments)
         log.info(
-            "delivery loaded %d environments from %s at feed position %d",
+            "delivery loaded %d environments (%d with their change log) from %s at feed "
+            "position %d",
             len(loaded.environments),
+            loaded.logs_kept,
             directory,
             loaded.position,
         )
@@ -301,22 +303,20 @@ class DeliveryNode:
                 self._dirty_event.set()
                 await asyncio.sleep(self.config.feed_retry_max_seconds / 10)
 
-    def _collect(self, *, everything: bool) -> tuple[dict[str, bytes | None], int | None]:
+    def _collect(
+        self, *, everything: bool
+    ) -> tuple[dict[str, snapshot_file.Held | None], int | None]:
         dirty = set(self.store.environments) if everything else self._dirty
         self._dirty = set()
-        files: dict[str, bytes | None] = {}
+        files: dict[str, snapshot_file.Held | None] = {}
         for project, key in dirty:
             env = self.store.get(project, key)
             name = snapshot_file.file_name(project, key)
-            files[name] = (
-                None
-                if env is None
-                else snapshot_file.encode_environment(env.snapshot, env.credentials)
-            )
+            files[name] = None if env is None else (env.snapshot, env.credentials)
         position = self.position if self.position != self._persisted_position else None
         return files, position
 
-    def _write(self, files: dict[str, bytes | None], position: int | None) -> None:
+    def _write(self, files: dict[str, snapshot_file.Held | None], position: int | None) -> None:
         assert self.config.data_dir is not None
         snapshot_file.write(self.config.data_dir, files, position)
         if position is not None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import bisect
 import gzip
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -277,12 +277,11 @@ def apply_change(
     segments = items if kind == "segment" else snapshot.segments
     body = _body(flags, segments)
     digest = selector.content_digest(body)
-    log = (*snapshot.log, LogEntry(seq=seq, digest=digest, event=v2_name, data=v2_data))
-    floor = snapshot.log_floor
-    if len(log) > log_limit:
-        dropped = len(log) - log_limit
-        floor = (log[dropped - 1].seq, log[dropped - 1].digest)
-        log = log[dropped:]
+    log, floor = _bounded(
+        (*snapshot.log, LogEntry(seq=seq, digest=digest, event=v2_name, data=v2_data)),
+        snapshot.log_floor,
+        log_limit,
+    )
     new = Snapshot(
         project=snapshot.project,
         environment=snapshot.environment,
@@ -298,3 +297,35 @@ def apply_change(
     )
     commit = sse.frame(sse.PAYLOAD_TRANSFERRED, sse.payload_transferred(new.state, seq))
     return Applied(snapshot=new, v1_event=v1_event, v2_event=sse.frame(v2_name, v2_data) + commit)
+
+
+def with_kept_log(
+    snapshot: Snapshot,
+    floor: tuple[int, str],
+    entries: Sequence[LogEntry],
+    log_limit: int,
+) -> Snapshot | None:
+    """`snapshot` (just built from disk, log empty) with a change log kept from before the
+    restart, or None when that log does not lead to exactly this snapshot. `entries` (ascending
+    seqs after `floor`) may run past the snapshot: a log written just before a crash that lost
+    the snapshot's own write. Those are dropped; the feed replays them."""
+    state = (snapshot.seq, snapshot.digest)
+    if floor == state:
+        kept: tuple[LogEntry, ...] = ()
+    else:
+        at = bisect.bisect_left(entries, snapshot.seq, key=lambda entry: entry.seq)
+        if at == len(entries) or (entries[at].seq, entries[at].digest) != state:
+            return None
+        kept = tuple(entries[: at + 1])
+    log, floor = _bounded(kept, floor, log_limit)
+    return replace(snapshot, log=log, log_floor=floor, lazy=_Lazy())
+
+
+def _bounded(
+    log: tuple[LogEntry, ...], floor: tuple[int, str], limit: int
+) -> tuple[tuple[LogEntry, ...], tuple[int, str]]:
+    """The newest `limit` entries of `log` and the state the kept part starts from."""
+    if len(log) <= limit:
+        return log, floor
+    dropped = len(log) - limit
+    return log[dropped:], (log[dropped - 1].seq, log[dropped - 1].digest)

@@ -1,8 +1,9 @@
 """The node's copy of its snapshots on local disk: one file per environment (data, tombstones,
-credentials, seq) and one for the feed position, each replaced atomically (temp, fsync, rename).
+credentials, seq), one per environment for its FDv2 change log (`change_log_file`) and one for
+the feed position, each replaced atomically (temp, fsync, rename).
 
-Blocking file I/O: callers run `write` in a worker thread. Encoding happens on the loop (cheap:
-the data-set body is already bytes); reading happens once at start.
+Blocking file I/O: callers run `write` in a worker thread, which also encodes (the snapshots are
+immutable, and their bodies and log entries already bytes); reading happens once at start.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from urllib.parse import quote, unquote
 
 import orjson
 
+from flagstaff_server.delivery import change_log_file
 from flagstaff_server.delivery.credential import (
     Credentials,
     decode_credentials,
     encode_credentials,
 )
-from flagstaff_server.delivery.snapshot import Snapshot, build_snapshot
+from flagstaff_server.delivery.snapshot import Snapshot, build_snapshot, with_kept_log
 from flagstaff_server.durable import fsync_directory, replace_file
 
 log = logging.getLogger(__name__)
@@ -27,17 +29,28 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 POSITION_FILE = "position.json"
 ENVIRONMENTS_DIR = "environments"
+LOGS_DIR = "logs"
+
+Held = tuple[Snapshot, Credentials | None]
+"""What is written for one environment: its snapshot (with its change log) and credentials."""
 
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
     position: int
     """The feed position to resume from (0 when any file was unreadable: replay everything)."""
-    environments: list[tuple[Snapshot, Credentials | None]]
+    environments: list[Held]
+    logs_kept: int = 0
+    """Environments whose change log was read back and leads to their snapshot."""
 
 
 def file_name(project: str, environment: str) -> str:
     return f"{quote(project, safe='')}~{quote(environment, safe='')}.json"
+
+
+def log_name(name: str) -> str:
+    """The change log file beside environment file `name`."""
+    return name.removesuffix(".json") + ".log"
 
 
 def encode_environment(snapshot: Snapshot, credentials: Credentials | None) -> bytes:
@@ -79,18 +92,27 @@ def decode_environment(raw: bytes) -> tuple[Snapshot, Credentials | None]:
     return snapshot, credentials
 
 
-def write(directory: Path, files: dict[str, bytes | None], position: int | None) -> None:
-    """Replace (bytes) or remove (None) environment files, then record `position`; the position
-    is written last so it never runs ahead of the data it summarises."""
+def write(directory: Path, files: dict[str, Held | None], position: int | None) -> None:
+    """Replace (a snapshot) or remove (None) environment files and their change logs, then record
+    `position`; the position is written last so it never runs ahead of the data it summarises.
+    A log is written before its snapshot, so a crash between the two leaves a log that runs
+    ahead (its tail is dropped at load), not one that stops short; either way `load` only keeps
+    a log that leads exactly to the snapshot beside it."""
     env_dir = directory / ENVIRONMENTS_DIR
+    logs_dir = directory / LOGS_DIR
     env_dir.mkdir(parents=True, exist_ok=True)
-    for name, content in files.items():
-        path = env_dir / name
-        if content is None:
+    logs_dir.mkdir(exist_ok=True)
+    for name, held in files.items():
+        path, log_path = env_dir / name, logs_dir / log_name(name)
+        if held is None:
             path.unlink(missing_ok=True)
+            log_path.unlink(missing_ok=True)
         else:
-            replace_file(path, content)
+            snapshot, credentials = held
+            replace_file(log_path, change_log_file.encode_log(snapshot))
+            replace_file(path, encode_environment(snapshot, credentials))
     if files:
+        fsync_directory(logs_dir)
         fsync_directory(env_dir)
     if position is not None:
         replace_file(
@@ -99,7 +121,9 @@ def write(directory: Path, files: dict[str, bytes | None], position: int | None)
         fsync_directory(directory)
 
 
-def load(directory: Path) -> Loaded:
+def load(directory: Path, *, log_limit: int) -> Loaded:
+    """Everything written before a restart; change logs longer than `log_limit` lose their
+    oldest entries."""
     position = 0
     complete = True
     try:
@@ -109,16 +133,48 @@ def load(directory: Path) -> Loaded:
     except (ValueError, KeyError, TypeError, OSError) as exc:
         log.error("unreadable feed position in %s, replaying the feed: %s", directory, exc)
         complete = False
-    environments: list[tuple[Snapshot, Credentials | None]] = []
+    environments: list[Held] = []
+    logs_kept = 0
     env_dir = directory / ENVIRONMENTS_DIR
     paths = sorted(env_dir.glob("*.json")) if env_dir.is_dir() else []
     for path in paths:
         try:
-            environments.append(decode_environment(path.read_bytes()))
+            snapshot, credentials = decode_environment(path.read_bytes())
         except (ValueError, KeyError, TypeError, OSError) as exc:
             log.error("unreadable snapshot %s, replaying the feed: %s", path, exc)
             complete = False
-    return Loaded(position=position if complete else 0, environments=environments)
+            continue
+        kept = _with_log(directory / LOGS_DIR / log_name(path.name), snapshot, log_limit)
+        logs_kept += kept is not snapshot
+        environments.append((kept, credentials))
+    return Loaded(
+        position=position if complete else 0, environments=environments, logs_kept=logs_kept
+    )
+
+
+def _with_log(path: Path, snapshot: Snapshot, log_limit: int) -> Snapshot:
+    """`snapshot` with its kept change log, or unchanged (an empty log: clients behind it get a
+    full transfer) when there is none that is intact and leads to it."""
+    try:
+        kept = change_log_file.decode_log(path.read_bytes())
+    except FileNotFoundError:
+        return snapshot
+    except (ValueError, OSError) as exc:
+        log.warning(
+            "ignoring the change log %s (clients behind get a full transfer): %s", path, exc
+        )
+        return snapshot
+    restored = None
+    if (kept.project, kept.environment) == (snapshot.project, snapshot.environment):
+        restored = with_kept_log(snapshot, kept.floor, kept.entries, log_limit)
+    if restored is None:
+        log.warning(
+            "ignoring the change log %s: it does not lead to the snapshot at seq %d",
+            path,
+            snapshot.seq,
+        )
+        return snapshot
+    return restored
 
 
 def environment_of(name: str) -> tuple[str, str]:

@@ -119,7 +119,11 @@ class Relay:
 
     async def start(self) -> None:
         await self.node.start()
-        self.feed.start_at(self.node.position)
+        # Numbering goes on after everything loaded: the position file is written last (and
+        # reads as 0 when any file was unreadable), and a snapshot would take changes numbered
+        # at or below its own seq as stale.
+        loaded = (env.snapshot.seq for env in self.node.store.environments.values())
+        self.feed.start_at(max(self.node.position, *loaded, 0))
         complete = self.node.complete_on_disk()
         self._install_credentials()
         now = time.monotonic()
