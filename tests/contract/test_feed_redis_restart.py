@@ -4,87 +4,25 @@ shared one): every change still arrives once, in order, while Redis is down and 
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-import redis
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.services.ports import Change
-from support.deadlines import wait_until
-from support.ports import free_port
-from support.prerequisites import missing_prerequisite
+from support.private_redis import PrivateRedis
+from support.private_redis import private_redis as private_redis_server
 
 DEADLINE = 15.0
 
 
-class PrivateRedis:
-    """A redis-server of this test's own, without persistence, that can be stopped and started."""
-
-    def __init__(self, binary: str, directory: Path) -> None:
-        self._binary = binary
-        self._directory = directory
-        self.port = free_port()
-        self._process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self._process = subprocess.Popen(
-            [
-                self._binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self._directory),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_until(
-            self.answers, timeout=DEADLINE, interval=0.02, what=f"redis-server on {self.port}"
-        )
-
-    def answers(self) -> bool:
-        try:
-            with redis.Redis.from_url(self.url, socket_connect_timeout=1) as client:
-                client.ping()
-        except redis.ConnectionError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            self._process.wait(timeout=DEADLINE)
-            self._process = None
-
-
 @pytest.fixture
 def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        missing_prerequisite("redis-server is not installed")
-        raise AssertionError("unreachable")
-    server = PrivateRedis(binary, tmp_path)
-    server.start()
-    try:
+    with private_redis_server(tmp_path) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def commit(store: InMemoryStore, feed: RedisChangeFeed, key: str) -> None:

@@ -1,14 +1,18 @@
-"""The Redis feed with Redis unreachable: publishing never fails the caller, and subscribers are
-served from the store's outbox instead."""
+"""The Redis feed with Redis unreachable: publishing never fails the caller, subscribers are
+served from the store's outbox instead, and the health check (`ping`) and `latest_seq` say what
+is down in our own error, never a driver's."""
 
 from __future__ import annotations
 
 import asyncio
-from contextlib import aclosing
+from collections.abc import Iterator
+from contextlib import aclosing, contextmanager
 from datetime import UTC, datetime
 
-from flagstaff_server.adapters.memory import InMemoryStore
+import pytest
+from flagstaff_server.adapters.memory import InMemoryStore, InMemoryUnitOfWork
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
+from flagstaff_server.errors import StoreUnavailable
 
 NOWHERE = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 
@@ -38,4 +42,30 @@ async def test_publish_survives_an_unreachable_redis_and_subscribers_use_the_out
             second = await anext(changes)
     assert [(first.seq, first.key), (second.seq, second.key)] == [(1, "a"), (2, "b")]
     assert await feed.latest_seq() == 2
+    await feed.aclose()
+
+
+class DownStore(InMemoryStore):
+    """An in-memory store that fails like an unreachable database."""
+
+    @contextmanager
+    def unit_of_work(self, *, read_only: bool = False) -> Iterator[InMemoryUnitOfWork]:
+        raise StoreUnavailable("database unreachable (test)")
+        yield  # pragma: no cover - makes this a generator
+
+
+async def test_ping_names_redis_while_the_outbox_still_gives_the_head() -> None:
+    store = InMemoryStore()
+    commit(store, "a")
+    feed = RedisChangeFeed(store, NOWHERE)
+    with pytest.raises(StoreUnavailable, match="Redis does not answer"):
+        await feed.ping()
+    assert await feed.latest_seq() == 1
+    await feed.aclose()
+
+
+async def test_latest_seq_with_neither_the_outbox_nor_redis_is_our_error() -> None:
+    feed = RedisChangeFeed(DownStore(), NOWHERE)
+    with pytest.raises(StoreUnavailable, match="neither the outbox nor Redis"):
+        await feed.latest_seq()
     await feed.aclose()

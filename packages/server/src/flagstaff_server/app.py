@@ -26,7 +26,7 @@ from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery import handles as delivery_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
 from flagstaff_server.delivery.client_side import handles as client_handles
-from flagstaff_server.errors import FlagstaffError
+from flagstaff_server.errors import FlagstaffError, StoreUnavailable
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem
 from flagstaff_server.ingest import IngestConfig, IngestNode
@@ -269,9 +269,10 @@ class Flagstaff:
 
     async def feed_status(self) -> dict[str, Any]:
         assert self.feed is not None
+        if isinstance(self.feed, RedisChangeFeed):
+            return await redis_feed_status(self.feed)
         latest = await self.feed.latest_seq()
-        kind = "redis" if isinstance(self.feed, RedisChangeFeed) else "in-process"
-        return {"status": "ok", "kind": kind, "latestSeq": latest}
+        return {"status": "ok", "kind": "in-process", "latestSeq": latest}
 
     def delivery_status(self) -> dict[str, Any]:
         node = self.delivery
@@ -297,3 +298,24 @@ class Flagstaff:
             "clientReevaluationCpuSeconds": round(reevaluator.cpu_seconds, 3),
             "clientLastPassSeconds": round(reevaluator.last_pass_seconds, 3),
         }
+
+
+async def redis_feed_status(feed: RedisChangeFeed) -> dict[str, Any]:
+    """The Redis feed's part of `/status`: "ok"; "degraded" while Redis is down but the outbox
+    answers (every role keeps working: delivery nodes poll the outbox, a little later); "down"
+    when neither answers."""
+    try:
+        await feed.ping()
+        redis_error = None
+    except StoreUnavailable as exc:
+        redis_error = exc.message
+    try:
+        latest = await feed.latest_seq()  # the outbox's head, or the stream's without it
+    except StoreUnavailable as exc:
+        return {"status": "down", "kind": "redis", "error": exc.message}
+    body: dict[str, Any] = {"status": "ok", "kind": "redis", "latestSeq": latest}
+    if redis_error is not None:
+        body["status"] = "degraded"
+        body["error"] = f"{redis_error}; changes are read from the database's outbox"
+    body["publishFailures"] = feed.publish_failures
+    return body

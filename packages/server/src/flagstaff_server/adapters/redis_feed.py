@@ -178,7 +178,22 @@ class RedisChangeFeed:
         try:
             return await fetch_latest_seq(self._store)
         except StoreUnavailable:
-            return await asyncio.to_thread(self._stream_top)
+            try:
+                return await asyncio.to_thread(self._stream_top)
+            except RedisError as exc:
+                raise StoreUnavailable(f"neither the outbox nor Redis answers: {exc}") from exc
+
+    async def ping(self) -> None:
+        """Raises StoreUnavailable when Redis does not answer within a second: the stream is
+        down, although subscribers may still get every change from the outbox (slower)."""
+        # a client per call: the status page calls this from whatever loop serves it
+        client = redis.asyncio.Redis.from_url(self._url, socket_connect_timeout=1, socket_timeout=1)
+        try:
+            await client.ping()
+        except RedisError as exc:
+            raise StoreUnavailable(f"Redis does not answer: {exc}") from exc
+        finally:
+            await client.aclose()
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self._client.close)

@@ -133,6 +133,10 @@ class StreamProcessor(Consumer):
 
     async def _consume(self) -> None:
         await asyncio.to_thread(self._create_group)
+        # the analytics store answers: without this, /status said it was down until the first
+        # batch arrived (an idle node never became healthy)
+        await asyncio.to_thread(self.analytics.position, self.consumer)
+        self.store_ok = True
         own_pending = True
         while True:
             entries = await asyncio.to_thread(self._next, own_pending)
