@@ -77,13 +77,15 @@ def relay_config(
     name: str = "production",
     extra: str = "",
     events: str = "",
+    upstream_timing: str = FAST_UPSTREAM,
 ) -> str:
+    """The relay's TOML for one environment; `upstream_timing` "" leaves the SDK's defaults."""
     urls = ", ".join(f'"{url}"' for url in upstream)
     return f"""
 [relay]
 upstream = [{urls}]
 heartbeat_seconds = 5
-{FAST_UPSTREAM}
+{upstream_timing}
 [events]
 retry_seconds = 0.1
 retry_max_seconds = 0.5

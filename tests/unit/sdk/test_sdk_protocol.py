@@ -119,6 +119,41 @@ def test_fdv2_error_discards_uncommitted_objects_and_none_means_current() -> Non
     assert none.selector == basis
 
 
+def test_fdv2_changes_after_intent_none_build_on_the_basis() -> None:
+    # A reconnect with a current basis: `none`, then later changes as objects and a commit
+    # without a new server-intent (reference §1.7; ldclient's builder expects changes here).
+    basis = Selector("b", 9)
+    assembler = Fdv2Assembler(basis, requested_at=0)
+    none = assembler.feed("server-intent", intent("none"))
+    assert none is not None
+    assert none.current
+    assert assembler.feed("put-object", put_object("a", 2)) is None
+    delete = dumps({"kind": "flag", "key": "b", "version": 3})
+    assert assembler.feed("delete-object", delete) is None
+    first = assembler.feed("payload-transferred", dumps({"state": "s10", "version": 10}))
+    assert first is not None
+    assert not first.full
+    assert not first.current
+    assert first.basis == basis
+    assert first.selector == Selector("s10", 10)
+    assert first.flags["a"].version == 2
+    assert first.flags["b"].deleted
+    assembler.feed("put-object", put_object("a", 3))
+    second = assembler.feed("payload-transferred", dumps({"state": "s11", "version": 11}))
+    assert second is not None
+    assert not second.full
+    assert second.basis == Selector("s10", 10)
+    assert set(second.flags) == {"a"}
+
+
+def test_fdv2_objects_before_any_intent_are_payload_errors() -> None:
+    assembler = Fdv2Assembler(Selector("b", 9), requested_at=0)
+    with pytest.raises(PayloadError, match="outside a transfer"):
+        assembler.feed("put-object", put_object("a", 1))
+    with pytest.raises(PayloadError, match="without a server-intent"):
+        assembler.feed("payload-transferred", dumps({"state": "s", "version": 10}))
+
+
 def test_fdv2_poll_body_and_its_errors() -> None:
     body = {
         "events": [

@@ -104,7 +104,9 @@ def decode_fdv1_event(event: str, data: str, *, requested_at: float) -> ChangeSe
 class Fdv2Assembler:
     """Collects FDv2 events between a `server-intent` and its `payload-transferred`.
 
-    `feed` returns a ChangeSet when a transfer commits (or the intent is `none`).
+    `feed` returns a ChangeSet when a transfer commits (or the intent is `none`). After a commit
+    or a `none`, the stream goes on with changes: objects then a `payload-transferred`, with no
+    new intent (reference §1.7); only objects before any intent are refused.
     """
 
     __slots__ = ("_basis", "_flags", "_full", "_intent", "_requested_at", "_segments")
@@ -152,7 +154,9 @@ class Fdv2Assembler:
         self._flags = {}
         self._segments = {}
         if code == "none":
-            self._intent = None
+            # up to date; later objects and a commit on this stream are changes on the basis
+            self._intent = "xfer-changes"
+            self._full = False
             return ChangeSet(
                 full=False,
                 selector=self._basis,
