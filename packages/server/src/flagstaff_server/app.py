@@ -64,6 +64,7 @@ class Flagstaff:
         *,
         store: Store | None = None,
         feed: ChangeFeed | None = None,
+        analytics: AnalyticsStore | None = None,
         clock: Clock = system_clock,
         announce: Callable[[str], None] | None = None,
     ) -> None:
@@ -78,7 +79,9 @@ class Flagstaff:
         self.delivery: DeliveryNode | None = None
         self.client_delivery: ClientDelivery | None = None
         self.ingest: IngestNode | None = None
-        self.analytics: AnalyticsStore | None = None
+        self.analytics = analytics
+        """Built at start from the settings unless handed in (tests hand in one with a tally
+        of their own)."""
         self.ready = False
         self.welcome: demo.Welcome | None = None
         self.asgi = RootApp(self)
@@ -97,6 +100,9 @@ class Flagstaff:
             self.asgi.mount(client_handles, self.client_app)
         if self.settings.serves_ingest:
             self.asgi.mount(ingest_handles, self.ingest_app)
+            if not self.settings.serves_delivery:
+                # the unmounted delivery node's /metrics carries ingestion's lines too
+                self.asgi.mount(lambda path: path == "/metrics", self.delivery_app)
 
     def open_store(self) -> Store:
         if self.settings.database_url is None:
@@ -132,7 +138,8 @@ class Flagstaff:
         )
         self.api = build_api(self.plane, version=self.version)
         if self.settings.serves_api or self.settings.serves_ingest:
-            self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)
+            if self.analytics is None:
+                self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)
             self.api.state.analytics = self.analytics
         if self.settings.serves_api:
             self.welcome = await asyncio.to_thread(demo.welcome, self.plane, self.settings)

@@ -15,7 +15,15 @@ from collections.abc import Callable, Sequence
 from flagstaff_server.commands.error import CommandError
 
 # Module names under flagstaff_server.commands; each registers one subcommand.
-COMMANDS: tuple[str, ...] = ("evaluate", "serve", "import_data", "export_data", "user", "relay")
+COMMANDS: tuple[str, ...] = (
+    "evaluate",
+    "serve",
+    "import_data",
+    "export_data",
+    "quarantine",
+    "user",
+    "relay",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

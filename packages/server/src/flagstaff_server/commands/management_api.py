@@ -1,7 +1,7 @@
 """The CLI's connection to a running Flagstaff management API: options, token and error messages.
 
-Shared by the `import` and `export` commands. It turns transport failures and problem-JSON answers
-into `CommandError`s; it must not know anything about flags or data files.
+Shared by the `import`, `export` and `quarantine` commands. It turns transport failures and
+problem-JSON answers into `CommandError`s; it must not know anything about flags or data files.
 """
 
 from __future__ import annotations
@@ -60,6 +60,19 @@ def send(client: httpx.Client, method: str, path: str, *, body: Any = None) -> A
             return response.json()
         except ValueError as exc:
             raise CommandError(f"the server answered {path} with invalid JSON") from exc
+    raise CommandError(describe_failure(response))
+
+
+def download(client: httpx.Client, path: str) -> bytes:
+    """GET a body that is not one JSON document (JSON lines), or raise a `CommandError`."""
+    try:
+        response = client.get(path)
+    except httpx.TransportError as exc:
+        raise CommandError(
+            f"cannot reach the Flagstaff server at {client.base_url}: {exc}"
+        ) from exc
+    if response.is_success:
+        return response.content
     raise CommandError(describe_failure(response))
 
 

@@ -1,13 +1,14 @@
 """The analytics store (SQLite or PostgreSQL through SQLAlchemy Core): processed payload ids,
-hourly evaluation counts, flag activity, custom events, raw payloads, contexts, SDK instances.
-A batch's increments, its payload ids and the journal position are committed in ONE transaction,
-which is what makes processing idempotent. Queries for the insights API live here; no HTTP.
+hourly evaluation counts, flag activity, custom events, raw payloads, contexts, SDK instances and
+the quarantine's table (its operations: `ingest.quarantine`). A batch's increments, its payload
+ids and the journal position are committed in ONE transaction, which is what makes processing
+idempotent. Queries for the insights API live here; no HTTP.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 
 from flagstaff_server.adapters.sql.engine import create_store_engine
 from flagstaff_server.errors import StoreUnavailable
@@ -142,6 +143,29 @@ instances = Table(
     Column("stream_ok", Boolean, nullable=True),
     Column("stream_ok_ms", BigInteger, nullable=True),
 )
+quarantined = Table(
+    "ingest_quarantine",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("project", String(255), nullable=False),
+    Column("environment", String(255), nullable=False),
+    Column("payload_id", String(255), nullable=False),
+    Column("kind", Integer, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("received_ms", BigInteger, nullable=False),
+    Column("quarantined_ms", BigInteger, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("error", Text, nullable=False),
+    Column("body", LargeBinary, nullable=False),
+    Index("ingest_quarantine_by_payload", "project", "environment", "payload_id", unique=True),
+)
+
+PAYLOAD_ERRORS = (DataError, IntegrityError)
+"""Driver errors that come from the data written, not from the database's health: a value its
+column cannot hold (PostgreSQL's `varchar(255)` for a longer key), a constraint. They fail the
+batch that holds the payload (which processing then bisects), never count as the store down."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +179,17 @@ class AnalyticsStore:
     chain; the tables above must match its newest revision); while the database is unreachable
     every call raises `StoreUnavailable` and ingestion keeps acknowledging into the journal."""
 
-    def __init__(self, url: str, *, context_limit: int = 10_000) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        context_limit: int = 10_000,
+        tally: Callable[[Iterable[Record]], Tally] = tally,
+    ) -> None:
         self.url = url
         self.context_limit = context_limit
+        self.tally = tally
+        """The processing math applied to each batch (a seam: tests hand in one that fails)."""
         self.engine = create_store_engine(url)
         self.dialect = self.engine.dialect.name
         self._ready = False
@@ -178,11 +210,20 @@ class AnalyticsStore:
             raise StoreUnavailable(f"analytics store unavailable: {exc.orig}") from exc
 
     def _run(self, work: Any) -> Any:
+        """`work(connection)` in one transaction. A driver error is the store unavailable, unless
+        it comes from the data (`PAYLOAD_ERRORS`): that one propagates as it is."""
         try:
             with self._begin() as connection:
                 return work(connection)
+        except PAYLOAD_ERRORS:
+            raise
         except (OperationalError, DBAPIError) as exc:
             raise StoreUnavailable(f"analytics store unavailable: {exc.orig}") from exc
+
+    def run(self, work: Callable[[Connection], Any]) -> Any:
+        """`work(connection)` in one transaction, with the store's error translation (for
+        `ingest.quarantine`, which keeps its own statements)."""
+        return self._run(work)
 
     # processing --------------------------------------------------------------------------------
 
@@ -201,21 +242,27 @@ class AnalyticsStore:
         local journal) the node's position, all in one transaction."""
 
         def work(connection: Connection) -> Committed:
-            fresh = self._fresh(connection, records)
-            if fresh:
-                self._insert_many(
-                    connection,
-                    payloads,
-                    ("project", "environment", "payload_id", "processed_ms"),
-                    [(r.project, r.environment, r.payload_id, now_ms) for r in fresh],
-                )
-                self._add(connection, tally(fresh), now_ms)
-            if node is not None and records:
-                self._move(connection, node, records[-1].seq)
-            return Committed(payloads=len(fresh), duplicates=len(records) - len(fresh))
+            return self.commit_in(connection, node, records, now_ms=now_ms)
 
         result: Committed = self._run(work)
         return result
+
+    def commit_in(
+        self, connection: Connection, node: str | None, records: Sequence[Record], *, now_ms: int
+    ) -> Committed:
+        """`commit`'s work inside a transaction the caller holds."""
+        fresh = self._fresh(connection, records)
+        if fresh:
+            self._insert_many(
+                connection,
+                payloads,
+                ("project", "environment", "payload_id", "processed_ms"),
+                [(r.project, r.environment, r.payload_id, now_ms) for r in fresh],
+            )
+            self._add(connection, self.tally(fresh), now_ms)
+        if node is not None and records:
+            self.move(connection, node, records[-1].seq)
+        return Committed(payloads=len(fresh), duplicates=len(records) - len(fresh))
 
     def forget_payloads(self, before_ms: int) -> int:
         """Drop processed ids older than the retention window."""
@@ -252,7 +299,8 @@ class AnalyticsStore:
                 fresh.append(r)
         return fresh
 
-    def _move(self, connection: Connection, node: str, seq: int) -> None:
+    def move(self, connection: Connection, node: str, seq: int) -> None:
+        """Set a node's committed journal position (inside the caller's transaction)."""
         updated = connection.execute(
             update(positions).where(positions.c.node == node).values(seq=seq)
         ).rowcount
@@ -276,13 +324,14 @@ class AnalyticsStore:
         sql = f"INSERT INTO {quote(table.name)} ({names}) VALUES ({marks})"
         connection.exec_driver_sql(sql, rows)
 
-    def _upsert(self, table: Table, keys: Sequence[str]) -> Any:
+    def upsert(self, table: Table) -> Any:
+        """An INSERT that takes `on_conflict_do_update` / `_do_nothing` in this dialect."""
         module: Any = postgresql if self.dialect == "postgresql" else sqlite
-        return module.insert(table), keys
+        return module.insert(table)
 
     def _add(self, connection: Connection, batch: Tally, now_ms: int) -> None:
         if batch.counts:
-            statement, _ = self._upsert(evaluations, ())
+            statement = self.upsert(evaluations)
             statement = statement.on_conflict_do_update(
                 index_elements=["project", "environment", "flag_key", "hour_ms", "variation"],
                 set_={"count": evaluations.c.count + statement.excluded.count},
@@ -302,7 +351,7 @@ class AnalyticsStore:
                 ],
             )
         if batch.activity:
-            statement, _ = self._upsert(activity, ())
+            statement = self.upsert(activity)
             statement = statement.on_conflict_do_update(
                 index_elements=["project", "environment", "flag_key"],
                 set_={
@@ -326,7 +375,7 @@ class AnalyticsStore:
         if batch.bodies:
             self._insert_many(connection, raw, BodyRow._fields, batch.bodies)
         if batch.contexts:
-            statement, _ = self._upsert(contexts, ())
+            statement = self.upsert(contexts)
             statement = statement.on_conflict_do_update(
                 index_elements=["project", "environment", "kind", "key"],
                 set_={"last_ms": statement.excluded.last_ms, "context": statement.excluded.context},

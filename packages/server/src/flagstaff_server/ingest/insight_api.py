@@ -1,6 +1,7 @@
 """Management API routes for ingestion's results under `/api/v2/insights/{project}/{env}`:
-evaluation time series per flag, flag statuses, the SDK fleet, custom metrics and a JSON-lines
-export of raw events. Thin: parse, ask the analytics store, shape the answer."""
+evaluation time series per flag, flag statuses, the SDK fleet, custom metrics, a JSON-lines
+export of raw events, and the quarantine (list, export, reprocess). Thin: parse, ask the
+analytics store, shape the answer."""
 
 from __future__ import annotations
 
@@ -10,9 +11,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
-from flagstaff_server.errors import NotFound, StoreUnavailable
-from flagstaff_server.http.api.access import EnvironmentKey, Plane, ProjectKey, Reader
+from flagstaff_server.errors import NotFound, StoreUnavailable, ValidationError
+from flagstaff_server.http.api.access import EnvironmentKey, Plane, ProjectKey, Reader, Writer
+from flagstaff_server.http.api.flags import JSON_BODY
+from flagstaff_server.http.api.payload import read_json
+from flagstaff_server.http.problem import json_pointer
+from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.flag_status import ACTIVE_WINDOW_MS, STALE_AFTER_MS, flag_status
 from flagstaff_server.ingest.fleet import instance_view
@@ -22,6 +28,7 @@ router = APIRouter(prefix="/insights/{projectKey}/{environmentKey}", tags=["insi
 
 DAY_MS = 86_400_000
 MAX_MS = 253_402_300_799_999
+MAX_REPROCESS_IDS = 1_000
 
 
 def analytics_of(request: Request) -> AnalyticsStore:
@@ -186,3 +193,92 @@ def export(
     store = analytics_of(request)
     lines: Iterator[bytes] = store.export(project, environment, start_ms=start_ms, end_ms=end_ms)
     return StreamingResponse(lines, media_type="application/x-ndjson")
+
+
+@router.get("/quarantine", summary="Payloads that failed processing on their own (no bodies)")
+def quarantine_list(
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    check_environment(plane, project, environment)
+    store = analytics_of(request)
+    return {
+        "items": quarantine.listing(store, project, environment, limit=limit),
+        "totalCount": quarantine.count(store, project, environment),
+    }
+
+
+@router.get(
+    "/quarantine/export",
+    summary="Export the quarantined payloads, bodies included, as JSON lines",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}}},
+)
+def quarantine_export(
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+) -> StreamingResponse:
+    check_environment(plane, project, environment)
+    lines = quarantine.export(analytics_of(request), project, environment)
+    return StreamingResponse(lines, media_type="application/x-ndjson")
+
+
+@router.post(
+    "/quarantine/reprocess",
+    summary="Process quarantined payloads again (all, or those named in payloadIds)",
+    openapi_extra=JSON_BODY,
+)
+async def quarantine_reprocess(
+    request: Request,
+    plane: Plane,
+    actor: Writer,
+    project: ProjectKey,
+    environment: EnvironmentKey,
+) -> dict[str, Any]:
+    await run_in_threadpool(check_environment, plane, project, environment)
+    wanted = reprocess_ids(await read_json(request) if await request.body() else {})
+    now = int(plane.clock().timestamp() * 1000)
+    done = await run_in_threadpool(
+        quarantine.reprocess,
+        analytics_of(request),
+        project,
+        environment,
+        payload_ids=wanted,
+        now_ms=now,
+    )
+    return {
+        "reprocessed": done.reprocessed,
+        "failed": [{"payloadId": f.payload_id, "error": f.error} for f in done.failed],
+        "remaining": done.remaining,
+    }
+
+
+def reprocess_ids(body: Any) -> list[str] | None:
+    """`{}` (or no body): every payload held; `{"payloadIds": [...]}`: those."""
+    if not isinstance(body, dict):
+        raise ValidationError("expected a JSON object", path="")
+    for name in body:
+        if name != "payloadIds":
+            raise ValidationError(f"unknown field {name!r}", path=json_pointer([name]))
+    if "payloadIds" not in body:
+        return None
+    ids = body["payloadIds"]
+    if not isinstance(ids, list):
+        raise ValidationError("payloadIds must be an array of strings", path="/payloadIds")
+    if len(ids) > MAX_REPROCESS_IDS:
+        raise ValidationError(
+            f"at most {MAX_REPROCESS_IDS} payload ids per request", path="/payloadIds"
+        )
+    for index, value in enumerate(ids):
+        if not isinstance(value, str) or not 0 < len(value) <= 255:
+            raise ValidationError(
+                "a payload id is a string of 1 to 255 characters", path=f"/payloadIds/{index}"
+            )
+    return ids

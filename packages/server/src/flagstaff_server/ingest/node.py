@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import redis
 
 from flagstaff_server.durable import replace_file
+from flagstaff_server.ingest import metrics
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.asgi import IngestApp
 from flagstaff_server.ingest.config import IngestConfig
@@ -65,6 +66,7 @@ class IngestNode:
         self.journal = Journal(config.data_dir / "journal", segment_bytes=config.segment_size)
         self.recent = RecentIds(window_ms=config.dedupe_window_ms, capacity=config.dedupe_capacity)
         self.keyring = Keyring(delivery, wall=wall)
+        delivery.metric_sources.append(lambda: metrics.render(self.status()))
         self.counts: Counter[str] = Counter()
         self.node_id = ""
         self.processor: Processor | StreamProcessor | None = None
@@ -237,4 +239,6 @@ class IngestNode:
         if processor is not None:
             body["processed"] = processor.counts["payloads"]
             body["duplicatesProcessed"] = processor.counts["duplicates"]
+            body["quarantined"] = processor.counts["quarantined"]
+            body["quarantineHeld"] = processor.quarantine_held
         return body

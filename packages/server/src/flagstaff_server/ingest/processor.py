@@ -1,6 +1,8 @@
 """The processor actor: reads durable journal records after the committed position, commits each
 batch to the analytics store (counts, payload ids and position in one transaction), then releases
-journal segments. At-least-once from the journal, exactly-once in effect by payload id."""
+journal segments. At-least-once from the journal, exactly-once in effect by payload id. A batch
+that fails for any reason but the store being unavailable is bisected and the payloads that fail
+on their own are quarantined (`ingest.quarantine`), so processing never stops behind them."""
 
 from __future__ import annotations
 
@@ -11,10 +13,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from flagstaff_server.errors import StoreUnavailable
+from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore, Committed
 from flagstaff_server.ingest.journal import Journal, JournalReader
+from flagstaff_server.ingest.record import Record
 
 log = logging.getLogger(__name__)
+
+QUARANTINE_COUNT_SECONDS = 5.0
 
 
 class Consumer:
@@ -38,8 +45,12 @@ class Consumer:
         self.wall = wall
         self.counts: Counter[str] = Counter()
         self.store_ok = False
+        self.quarantine_held: int | None = None
+        """Payloads in the quarantine (every environment) as last read: at start, after each
+        quarantining, and with the housekeeping (at most once a minute)."""
         self._delay = retry_seconds
         self._next_forget = 0.0
+        self._next_count = 0.0
 
     async def run(self) -> None:
         while True:
@@ -63,9 +74,55 @@ class Consumer:
         self.counts["payloads"] += committed.payloads
         self.counts["duplicates"] += committed.duplicates
 
+    async def _process(self, node: str | None, records: list[Record]) -> None:
+        """Commit a batch (for a local journal with `node`'s position). A batch that fails for a
+        reason other than `StoreUnavailable` is split in halves, each committed on its own, down
+        to single payloads: every one that does not fail is counted once, each one that fails
+        alone is quarantined. `StoreUnavailable` propagates from any depth: the loop retries from
+        the committed position, and what was committed before is skipped by payload id."""
+        now_ms = int(self.wall() * 1000)
+        try:
+            committed = await asyncio.to_thread(self.analytics.commit, node, records, now_ms=now_ms)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if len(records) > 1:
+                middle = len(records) // 2
+                self.counts["bisections"] += 1
+                await self._process(node, records[:middle])
+                await self._process(node, records[middle:])
+                return
+            await self._quarantine(node, records[0], exc, now_ms)
+            return
+        self._committed(committed)
+
+    async def _quarantine(
+        self, node: str | None, record: Record, exc: Exception, now_ms: int
+    ) -> None:
+        error = quarantine.error_text(exc)
+        added = await asyncio.to_thread(
+            quarantine.keep, self.analytics, node, record, error=error, now_ms=now_ms
+        )
+        log.error(
+            "event payload %s (%s/%s, seq %d) fails processing on its own; quarantined: %s",
+            record.payload_id,
+            record.project,
+            record.environment,
+            record.seq,
+            error,
+        )
+        self.store_ok = True
+        self.counts["quarantined" if added else "duplicates"] += 1
+        self.quarantine_held = await asyncio.to_thread(quarantine.count, self.analytics)
+
     async def _housekeep(self) -> None:
-        """Drop processed payload ids past the retention window (at most once a minute)."""
+        """While idle: read how many payloads the quarantine holds (at most every 5 s: an
+        operator's reprocessing, maybe on another node, empties it without telling us), and drop
+        processed payload ids past the retention window (at most once a minute)."""
         now = self.wall()
+        if now >= self._next_count:
+            self._next_count = now + QUARANTINE_COUNT_SECONDS
+            self.quarantine_held = await asyncio.to_thread(quarantine.count, self.analytics)
         if now < self._next_forget:
             return
         self._next_forget = now + 60
@@ -108,10 +165,6 @@ class Processor(Consumer):
                 await self._housekeep()
                 await asyncio.sleep(self.idle_seconds)
                 continue
-            now_ms = int(self.wall() * 1000)
-            committed = await asyncio.to_thread(
-                self.analytics.commit, self.node_id, records, now_ms=now_ms
-            )
+            await self._process(self.node_id, records)
             self.position = records[-1].seq
-            self._committed(committed)
             await asyncio.to_thread(self.journal.release, self.position)

@@ -147,11 +147,8 @@ class StreamProcessor(Consumer):
                 await self._housekeep()
                 continue
             records = [decode_entry(data) for _, data in entries]
-            now_ms = int(self.wall() * 1000)
-            committed = await asyncio.to_thread(self.analytics.commit, None, records, now_ms=now_ms)
-            self.store_ok = True
+            await self._process(None, records)
             await asyncio.to_thread(self._ack, [entry_id for entry_id, _ in entries])
-            self._committed(committed)
 
     def _create_group(self) -> None:
         try:
