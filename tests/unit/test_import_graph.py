@@ -214,7 +214,6 @@ NOT_YET_BROKEN_IN_PACKAGES = frozenset(
             "flagstaff_server.delivery.metrics",
             "flagstaff_server.delivery.node",
         },
-        {"flagstaff_server.relay.edge", "flagstaff_server.relay.metrics"},
     )
 )
 NOT_YET_BROKEN_IN_UI = frozenset({frozenset({"app.js", "pages.js"})})

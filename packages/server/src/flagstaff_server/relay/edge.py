@@ -389,7 +389,21 @@ class Relay:
         return (200 if self.ready else 503), body
 
     async def metrics_app(self, scope: Any, receive: Any, send: Any) -> None:
-        body = render(self.node) + metrics.render(self)
+        body = render(self.node) + metrics.render(
+            (
+                metrics.EnvironmentReading(
+                    name=name,
+                    state=self.connection_state(state)[0],
+                    data_confirmed=state.data_confirmed,
+                    changes=state.changes,
+                    store=state.store,
+                )
+                for name, state in self.environments.items()
+            ),
+            spool=self.spool,
+            forwarder=self.forwarder,
+            event_counts=self.events.counts,
+        )
         headers = [(b"content-type", CONTENT_TYPE), (b"content-length", b"%d" % len(body))]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -1,23 +1,45 @@
 """Prometheus text for the relay's own gauges and counters (upstream connection state, data age,
 Redis store, event spool), appended to delivery's metrics on `/metrics`. Reads; changes nothing.
+Takes what it renders as arguments: the relay (`edge`) reads its parts and calls `render`.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from flagstaff_sdk.status import DataSourceState
 
 from flagstaff_server.delivery.prometheus import Exposition, label_value
-
-if TYPE_CHECKING:
-    from flagstaff_server.relay.edge import Relay
+from flagstaff_server.relay.daemon_store import RedisDaemonStore
+from flagstaff_server.relay.forwarder import EventForwarder
+from flagstaff_server.relay.spool import EventSpool
 
 PREFIX = "flagstaff_relay_"
 
 
-def render(relay: Relay) -> bytes:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnvironmentReading:
+    """One environment as `/metrics` shows it."""
+
+    name: str
+    state: DataSourceState
+    """The connection state `/status` reports."""
+    data_confirmed: float | None
+    """Monotonic time the data was last known current; None before it ever was."""
+    changes: int
+    store: RedisDaemonStore | None
+
+
+def render(
+    environments: Iterable[EnvironmentReading],
+    *,
+    spool: EventSpool | None,
+    forwarder: EventForwarder | None,
+    event_counts: Counter[str],
+) -> bytes:
     exposition = Exposition(PREFIX)
     metric = exposition.metric
 
@@ -27,9 +49,9 @@ def render(relay: Relay) -> bytes:
     changes: list[tuple[str, float]] = []
     redis_up: list[tuple[str, float]] = []
     redis_counts: list[tuple[str, float]] = []
-    for name, state in relay.environments.items():
-        env = f'environment="{label_value(name)}"'
-        current, _since = relay.connection_state(state)
+    for state in environments:
+        env = f'environment="{label_value(state.name)}"'
+        current = state.state
         states.extend(
             (f'{{{env},state="{s.value}"}}', 1 if s is current else 0) for s in DataSourceState
         )
@@ -49,7 +71,6 @@ def render(relay: Relay) -> bytes:
     if redis_up:
         metric("redis_available", "gauge", "1 while the Redis store answers.", redis_up)
         metric("redis_total", "counter", "Redis store events by kind.", redis_counts)
-    spool, forwarder = relay.spool, relay.forwarder
     if spool is not None and forwarder is not None:
         metric(
             "events_spooled", "gauge", "Event payloads waiting on disk.", [("", len(spool.pending))]
@@ -60,11 +81,11 @@ def render(relay: Relay) -> bytes:
             "counter",
             "Event payloads by outcome.",
             [
-                ('{outcome="accepted"}', relay.events.counts["accepted"]),
+                ('{outcome="accepted"}', event_counts["accepted"]),
                 ('{outcome="forwarded"}', forwarder.counts["forwarded"]),
                 ('{outcome="rejected"}', spool.rejected),
                 ('{outcome="retry"}', forwarder.counts["retry"]),
-                ('{outcome="over_budget"}', relay.events.counts["over_budget"]),
+                ('{outcome="over_budget"}', event_counts["over_budget"]),
             ],
         )
     else:
@@ -72,6 +93,6 @@ def render(relay: Relay) -> bytes:
             "events_total",
             "counter",
             "Event payloads by outcome (forwarding is off: discarded).",
-            [('{outcome="discarded"}', relay.events.counts["discarded"])],
+            [('{outcome="discarded"}', event_counts["discarded"])],
         )
     return exposition.encode()
