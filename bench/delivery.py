@@ -2,7 +2,9 @@
 (a) SSE fan-out of one change to N idle streams: Flagstaff (direct stream protocol, and through
     the ASGI app) beside a raw-asyncio broadcaster (the floor) and a trivial uvicorn app;
 (b) a reconnect storm with a ~50 kB payload: FDv1 `put` for everyone beside FDv2 with a current
-    `basis`; (c) `/sdk/latest-all` 200/304 polling beside a minimal uvicorn app serving the same
+    `basis`, and after a delivery restart FDv2 clients whose basis is a few changes old, with the
+    node's change log kept on disk beside the same restart without it (today's full transfer);
+    (c) `/sdk/latest-all` 200/304 polling beside a minimal uvicorn app serving the same
     pre-built bytes and beside unleash-server 7.5.1 (npm) on PostgreSQL; (d) propagation of a
     management-API PATCH to 1,000 streams through `flagstaff serve` (embedded mode).
 
@@ -20,7 +22,9 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -42,6 +46,8 @@ FANOUT_CHANGES = 5
 FANOUT_GAP = 2.0
 POLL_SECONDS = 4.0
 POLL_ROUNDS = 3
+RESTART_CHANGES = 5
+"""Changes made after the storm's clients took their basis, before the delivery node restarts."""
 
 
 @contextmanager
@@ -161,14 +167,20 @@ def storm_round(
 ) -> dict[str, Any]:
     time.sleep(2.0)  # the previous round's streams are closed and the bucket refills
     before = process.memory_info().rss
+    cpu_before = process.cpu_times()
     start = time.time() + 1.5
     workers = load("storm", port, n, path, SDK_KEY, f"{start:.3f}")
     peak = before
     while any(worker.poll() is None for worker in workers):
         peak = max(peak, process.memory_info().rss)
         time.sleep(0.05)
+    cpu_after = process.cpu_times()
     got = results(workers)
     done = [t for r in got for t in r["done"]]
+    received = [size for r in got for size in r["received"]]
+    intents: Counter[str] = Counter()
+    for r in got:
+        intents.update(r["intents"])
     return {
         "kind": label,
         "clients": n,
@@ -179,7 +191,71 @@ def storm_round(
         "sheds": sum(r["sheds"] for r in got),
         "refused": sum(r["refused"] for r in got),
         "peak_rss_mb": round((peak - before) / 2**20, 1),
+        "server_cpu_s": round(
+            cpu_after.user + cpu_after.system - cpu_before.user - cpu_before.system, 2
+        ),
+        "intents": dict(intents),
+        "bytes_per_client": round(statistics.mean(received)) if received else 0,
     }
+
+
+def storm_after_restart(n: int) -> list[dict[str, Any]]:
+    """`n` FDv2 clients whose basis is `RESTART_CHANGES` changes old (they were away while the
+    changes were made) reconnecting at once to a delivery node just restarted from its data
+    directory: once with the change log it kept there, once from a copy of the same directory
+    without the log files (what a restart gave before the log was kept). Production limits."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-delivery-") as scratch:
+        first = Path(scratch) / "first"
+        options = ("production", "--data-dir", str(first))
+        with server("flagstaff", STORM_FLAGS, *options) as (port, process):
+            url = f"http://127.0.0.1:{port}"
+            auth = {"Authorization": SDK_KEY}
+            payload = len(httpx.get(f"{url}/sdk/latest-all", headers=auth).content)
+            basis = state_of(url)
+            for change in range(1, RESTART_CHANGES + 1):
+                os.kill(process.pid, signal.SIGUSR1)  # one at a time: pending signals merge
+                wait_until(
+                    lambda change=change: seq_of(state_of(url)) == seq_of(basis) + change,  # type: ignore[misc]
+                    timeout=10,
+                    what="a change",
+                )
+            seq = seq_of(state_of(url))
+            position = first / "position.json"
+            wait_until(
+                lambda: (
+                    position.exists() and orjson.loads(position.read_bytes())["position"] >= seq
+                ),
+                timeout=10,
+                what="the node's files on disk",
+            )
+        for label, keep_log in (
+            ("fdv2 after restart, kept log", True),
+            ("fdv2 after restart, no log", False),
+        ):
+            copy = Path(scratch) / ("kept" if keep_log else "without")
+            shutil.copytree(first, copy)
+            if not keep_log:
+                shutil.rmtree(copy / "logs")
+            again = ("production", "--data-dir", str(copy), "--history", str(RESTART_CHANGES))
+            with server("flagstaff", STORM_FLAGS, *again) as (port, process):
+                url = f"http://127.0.0.1:{port}"
+                if seq_of(state_of(url)) != seq:
+                    raise RuntimeError(f"the restarted node is not at seq {seq}")
+                path = f"/sdk/stream?basis={basis}"
+                rows.append(storm_round(label, port, process, n, path, payload))
+    return rows
+
+
+def state_of(url: str) -> str:
+    """The FDv2 selector state the node at `url` serves now."""
+    poll = httpx.get(f"{url}/sdk/poll", headers={"Authorization": SDK_KEY}).json()
+    state: str = poll["events"][-1]["data"]["state"]
+    return state
+
+
+def seq_of(state: str) -> int:
+    return int(state.split(".")[2])
 
 
 # (c) polling -------------------------------------------------------------------------------------
@@ -339,9 +415,9 @@ def main() -> None:
     parser.add_argument("--only", default="fanout,storm,poll,propagation")
     parser.add_argument("--streams", help="fan-out sizes, e.g. 1000,10000")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        sys.exit("wrk is needed for the polling figures: apt-get install -y wrk")
     phases = set(args.only.split(","))
+    if "poll" in phases and shutil.which("wrk") is None:
+        sys.exit("wrk is needed for the polling figures: apt-get install -y wrk")
     sizes = [1000] if args.quick else [1000, 5000, 10000]
     if args.streams:
         sizes = [int(size) for size in args.streams.split(",")]
@@ -366,7 +442,8 @@ def main() -> None:
                 )
         report["machine"]["uptime"].append(uptime())
     if "storm" in phases:
-        report["storm"] = storm(2000 if args.quick else 10000)
+        clients = 2000 if args.quick else 10000
+        report["storm"] = storm(clients) + storm_after_restart(clients)
         for r in report["storm"]:
             print(f"storm {r}")
         report["machine"]["uptime"].append(uptime())

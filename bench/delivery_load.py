@@ -8,7 +8,8 @@ markers, so one process holds thousands of them cheaply. Modes:
   payload; then record when each sees each of CHANGES stamped changes; write the results and
   exit. `changes` is the same for unstamped change events (a real server's).
 - `storm`: at wall-clock START, open COUNT streams at once; a 503 is retried after its
-  `Retry-After`; record when each has its whole opening payload; write the results and exit.
+  `Retry-After`; record when each has its whole opening payload, its FDv2 intent code and the
+  bytes it took; write the results and exit.
 Every phase has a deadline, so a broken server ends the run instead of hanging it.
 """
 
@@ -19,6 +20,7 @@ import contextlib
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -26,6 +28,7 @@ from typing import cast
 import orjson
 
 STAMP = re.compile(rb'ts-([0-9]+\.[0-9]+)"')
+INTENT = re.compile(rb'"intentCode":"([a-z-]+)"')
 RETRY_AFTER = re.compile(rb"retry-after: *([0-9]+)", re.IGNORECASE)
 OPENED = (b"event: put\n", b"event: payload-transferred\n", b'"intentCode":"none"')
 CHANGED = (b"event: patch\n", b"event: put-object\n")
@@ -65,6 +68,10 @@ class StreamClient(asyncio.Protocol):
         self.arrivals: list[tuple[float, float]] = []
         """(when a change event arrived, the `ts-` stamp it carried or 0)."""
         self.retry_after = 0
+        self.intent = ""
+        """The FDv2 intent code of the opening payload (empty for FDv1)."""
+        self.received = 0
+        """Bytes received until the opening payload was complete."""
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -87,6 +94,10 @@ class StreamClient(asyncio.Protocol):
                 return
             self.state = 1
         if self.state == 1:
+            self.received += len(data)
+            if not self.intent:
+                found = INTENT.search(seen)
+                self.intent = found.group(1).decode() if found else ""
             # The opening payload ends at the blank line after its last marker.
             for marker in OPENED:
                 at = seen.rfind(marker)
@@ -168,6 +179,8 @@ async def storm(port: int, count: int, path: str, key: str, start: float) -> dic
     sheds = 0
     refused = 0
     done: list[float] = []
+    intents: Counter[str] = Counter()
+    received: list[int] = []
     deadline = time.monotonic() + STORM_SECONDS
 
     async def one() -> None:
@@ -182,6 +195,8 @@ async def storm(port: int, count: int, path: str, key: str, start: float) -> dic
                 await asyncio.wait_for(client.settled, deadline - time.monotonic())
             if client.state == 2:
                 done.append(client.opened_at - start)
+                intents[client.intent or "fdv1"] += 1
+                received.append(client.received)
                 # Reconnected clients stay connected until the storm is over, as SDKs would.
                 await wait_for(lambda: len(done) >= count, deadline - time.monotonic())
                 if client.transport is not None:
@@ -192,7 +207,13 @@ async def storm(port: int, count: int, path: str, key: str, start: float) -> dic
                 await asyncio.sleep(client.retry_after)
 
     await asyncio.gather(*(one() for _ in range(count)))
-    return {"done": done, "sheds": sheds, "refused": refused}
+    return {
+        "done": done,
+        "sheds": sheds,
+        "refused": refused,
+        "intents": dict(intents),
+        "received": received,
+    }
 
 
 def main() -> None:

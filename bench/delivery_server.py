@@ -1,6 +1,10 @@
 """The servers `bench.delivery` measures, each run in its own process:
-`python -m bench.delivery_server KIND PORT FLAGS [production]`. SIGUSR1 makes a streaming server
-publish one flag change whose value carries the wall-clock time it was made (`ts-<seconds>`).
+`python -m bench.delivery_server KIND PORT FLAGS [production] [--data-dir DIR] [--history K]`.
+SIGUSR1 makes a streaming server publish one flag change whose value carries the wall-clock time
+it was made (`ts-<seconds>`). `--data-dir` keeps the node's snapshots (and change logs) there
+across runs; `--history K` starts the feed with K changes of `f0` after the initial data, as the
+feed stands after K SIGUSR1 changes of an earlier run (so a restarted node finds the feed where
+it left it).
 
 Kinds: `flagstaff` (a delivery node under uvicorn with the direct stream protocol), `flagstaff-asgi`
 (the same node, streams through the ASGI app), `floor` (a raw asyncio SSE broadcaster),
@@ -10,11 +14,13 @@ Kinds: `flagstaff` (a delivery node under uvicorn with the direct stream protoco
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import signal
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -54,7 +60,15 @@ def stamp() -> str:
     return f"ts-{time.time():.6f}"
 
 
-def serve_flagstaff(port: int, flags: int, *, direct: bool, production_limits: bool) -> None:
+def serve_flagstaff(
+    port: int,
+    flags: int,
+    *,
+    direct: bool,
+    production_limits: bool,
+    data_dir: Path | None = None,
+    history: int = 0,
+) -> None:
     import uvicorn
     import uvloop
     from flagstaff_server.adapters.memory import InMemoryStore
@@ -82,13 +96,16 @@ def serve_flagstaff(port: int, flags: int, *, direct: bool, production_limits: b
     write("environment", "e", {"sdkKey": SDK_KEY})
     for index in range(flags):
         write("flag", f"f{index}", flag(f"f{index}", 1, "init"))
+    for _ in range(history):
+        version[0] += 1
+        write("flag", "f0", flag("f0", version[0], stamp()))
     # The reconnect storm is meant to meet the production limits; fan-out measures delivery alone.
     limits = (
         Limits()
         if production_limits
         else Limits(max_streams=100_000, full_sends_per_second=1e9, full_send_burst=10**9)
     )
-    node = DeliveryNode(feed, DeliveryConfig(limits=limits))
+    node = DeliveryNode(feed, DeliveryConfig(data_dir=data_dir, limits=limits))
 
     def change() -> None:
         version[0] += 1
@@ -226,8 +243,19 @@ def serve_minimal(port: int, flags: int) -> None:
 def main() -> None:
     kind, port, flags = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     if kind in ("flagstaff", "flagstaff-asgi"):
-        production = sys.argv[4:] == ["production"]
-        serve_flagstaff(port, flags, direct=kind == "flagstaff", production_limits=production)
+        parser = argparse.ArgumentParser(prog="bench.delivery_server")
+        parser.add_argument("limits", nargs="?", choices=["production"])
+        parser.add_argument("--data-dir", type=Path)
+        parser.add_argument("--history", type=int, default=0)
+        options = parser.parse_args(sys.argv[4:])
+        serve_flagstaff(
+            port,
+            flags,
+            direct=kind == "flagstaff",
+            production_limits=options.limits == "production",
+            data_dir=options.data_dir,
+            history=options.history,
+        )
     else:
         {"floor": serve_floor, "uvicorn-idle": serve_uvicorn_idle, "minimal": serve_minimal}[kind](
             port, flags
