@@ -20,6 +20,7 @@ ALLOWED = frozenset(
         "hmac",
         "json",
         "re",
+        "re2",  # google-re2: linear-time `matches`; its C++ error log is switched off (pattern.py)
         "struct",
         "typing",
     }

@@ -153,6 +153,10 @@ CASES: list[tuple[str, Edit, str]] = [
     ("bad attribute escape", _set(f"{CLAUSE}/attribute", "/a~2"), f"{CLAUSE}/attribute"),
     ("bad regex", lambda d: _clause(d, "matches", ["ok", "(unclosed"]), f"{CLAUSE}/values/1"),
     ("regex not a string", lambda d: _clause(d, "matches", [3]), f"{CLAUSE}/values/0"),
+    # RE2 syntax, as evaluation reads it: these compile in Python's `re` but never match
+    ("regex lookahead", lambda d: _clause(d, "matches", ["^(?=a)"]), f"{CLAUSE}/values/0"),
+    ("regex backreference", lambda d: _clause(d, "matches", [r"(a)\1"]), f"{CLAUSE}/values/0"),
+    ("regex \\Z", lambda d: _clause(d, "matches", [r"end\Z"]), f"{CLAUSE}/values/0"),
     ("bad semver", lambda d: _clause(d, "semVerEqual", ["1.2.3", "v1.0.0"]), f"{CLAUSE}/values/1"),
     (
         "semver leading zero",
@@ -461,3 +465,11 @@ def test_a_chain_into_another_environment_is_not_a_cycle(
     other["environments"]["test"]["prerequisites"] = [{"key": "flag-a", "variation": 0}]
     flag["environments"]["production"]["prerequisites"] = [{"key": "other", "variation": 1}]
     validate_flag_document(flag, flag_lookup={"other": other}.get)
+
+
+@pytest.mark.parametrize("pattern", [r"end\z", r"\p{Greek}", r"\Qa.b\E", "(?<name>x)"])
+def test_patterns_in_re2_syntax_are_accepted(flag: dict[str, Any], pattern: str) -> None:
+    # Python's `re` rejects each of these; evaluation (RE2) reads them
+    document = copy.deepcopy(flag)
+    _clause(document, "matches", [pattern])
+    validate_flag_document(document)

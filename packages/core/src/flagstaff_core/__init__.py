@@ -38,6 +38,7 @@ from flagstaff_core.model import (
     VariationOrRollout,
     WeightedVariation,
 )
+from flagstaff_core.pattern import pattern_error
 from flagstaff_core.reason import (
     BigSegmentsStatus,
     ErrorKind,
@@ -93,6 +94,7 @@ __all__ = [
     "evaluate_for_client",
     "evaluate_key",
     "has_value_type",
+    "pattern_error",
     "read_client_result",
     "secure_mode_hash",
     "typed_detail",

@@ -1,18 +1,18 @@
 """Compiles a clause into a small closure specialised by operator and attribute shape.
 
-Clause values are prepared once (regexes compiled, semvers and instants parsed, sets built); the
-closure only reads the context. Must not decide anything about rules or flags.
+Clause values are prepared once (RE2 patterns compiled, semvers and instants parsed, sets
+built); the closure only reads the context. Must not decide anything about rules or flags.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flagstaff_core.attribute import parse_attribute
 from flagstaff_core.context import DEFAULT_KIND
+from flagstaff_core.pattern import compile_search
 from flagstaff_core.scope import MalformedFlagError
 from flagstaff_core.semver import parse_semver, parse_semver_text
 from flagstaff_core.timestamp import parse_instant
@@ -106,29 +106,10 @@ def _contains_test(values: Sequence[Any]) -> Test:
 
 
 def _matches_test(values: Sequence[Any]) -> Test:
-    patterns = []
-    for value in values:
-        if type(value) is str:
-            try:
-                patterns.append(re.compile(value))
-            except re.error:
-                continue  # an invalid regex never matches
-    if not patterns:
-        return _never
-    if len(patterns) == 1:
-        search = patterns[0].search
-        return lambda v: type(v) is str and search(v) is not None
-    searches = tuple(p.search for p in patterns)
-
-    def test(value: Any) -> bool:
-        if type(value) is not str:
-            return False
-        for search in searches:  # noqa: SIM110 - a loop avoids building a generator per call
-            if search(value) is not None:
-                return True
-        return False
-
-    return test
+    search = compile_search(_strings(values))
+    if search is None:
+        return _never  # no valid pattern: never matches
+    return lambda v: type(v) is str and search(v)
 
 
 def _numbers(values: Sequence[Any]) -> list[float]:
@@ -345,13 +326,8 @@ def _string_fast_path(
 
         return match_suffix
     if op == "matches":
-        searches = []
-        for text in strings:
-            try:
-                searches.append(re.compile(text).search)
-            except re.error:
-                continue  # an invalid regex never matches
-        if not searches:
+        search = compile_search(strings)
+        if search is None:
             return None
 
         def match_regex(context: Context, scope: Scope | None) -> bool:
@@ -360,10 +336,7 @@ def _string_fast_path(
                 return False
             value = attributes.get(name)
             if type(value) is str:
-                for search in searches:
-                    if search(value) is not None:
-                        return not negate
-                return negate
+                return search(value) is not negate
             return other(value)
 
         return match_regex

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from flagstaff_core import pattern_error
+
 from flagstaff_server.domain.document import (
     Document,
     field,
@@ -154,12 +156,11 @@ def _validate_clause_value(op: str, value: Any, path: str) -> None:
         if not isinstance(value, str):
             raise ValidationError(f"'{op}' clause values must be strings", path=path)
         if op == "matches":
-            try:
-                re.compile(value)
-            except re.error as error:
+            error = pattern_error(value)
+            if error is not None:
                 raise ValidationError(
-                    f"invalid regular expression {value!r}: {error}", path=path
-                ) from None
+                    f"invalid regular expression {value!r} (RE2 syntax): {error}", path=path
+                )
     elif op in NUMERIC_OPERATORS:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValidationError(f"'{op}' clause values must be numbers", path=path)
