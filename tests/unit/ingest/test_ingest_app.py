@@ -155,3 +155,29 @@ async def test_mobile_and_client_credentials_are_known_on_first_use(node: Ingest
     assert node.keyring.known("mobile", MOBILE_KEY) == (PROJECT, ENVIRONMENT)
     assert node.keyring.known("client", CLIENT_ID) == (PROJECT, ENVIRONMENT)
     assert node.keyring.known("mobile", "mob-unknown") is None
+
+
+async def test_payloads_nested_too_deep_are_400_on_every_endpoint_and_leave_nothing(
+    node: IngestNode, client: httpx.AsyncClient
+) -> None:
+    """Nested 1,000 deep a payload was a 500 (the shape check's recursion) on every endpoint."""
+    deep = b"[" * 1_000 + b"]" * 1_000
+    analytics = b'[{"kind":"custom","key":"m","data":%s}]' % deep
+    diagnostic = b'{"kind":"diagnostic","platform":%s}' % deep
+    mobile = headers(key=f"api_key {MOBILE_KEY}")
+    browser = {"Content-Type": "application/json"}
+    posts = [
+        ("/bulk", analytics, headers()),
+        ("/diagnostic", diagnostic, headers()),
+        ("/mobile", analytics, mobile),
+        ("/mobile/events/bulk", analytics, mobile),
+        ("/mobile/events/diagnostic", diagnostic, mobile),
+        (f"/events/bulk/{CLIENT_ID}", analytics, browser),
+        (f"/events/diagnostic/{CLIENT_ID}", diagnostic, browser),
+    ]
+    for path, body, sent in posts:
+        response = await client.post(path, content=body, headers=sent)
+        assert response.status_code == 400, (path, response.text)
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["path"].startswith(("/0/data/0/0", "/platform/0/0"))
+    assert node.journal.durable_seq == 0

@@ -104,3 +104,23 @@ def test_a_budget_names_the_whole_value_when_finding_the_place_would_cost_more()
     assert where_too_deep(value, 8, at="/e", budget=10_000) == "/e/deep" + "/0/k" * 3 + "/0"
     assert where_too_deep(value, 8, at="/e", budget=500) == "/e"
     assert where_too_deep(value, 10, at="/e", budget=500) == "/e"  # so: only for a value too deep
+
+
+def comb(levels: int, tooth: int) -> Any:
+    """A chain `levels` deep with a branch `tooth` deep hanging off every level."""
+    value: Any = []
+    for _ in range(levels - 1):
+        branch: Any = []
+        for _ in range(tooth - 1):
+            branch = [branch]
+        value = [branch, value]
+    return value
+
+
+@pytest.mark.parametrize("tooth", [1, 2, 3, 5, 9])
+@pytest.mark.parametrize("levels", [60, 100])
+def test_long_chains_with_branches_are_measured_exactly(levels: int, tooth: int) -> None:
+    value = comb(levels, tooth)
+    text = orjson.dumps(value)
+    for limit in (depth(value) - 1, depth(value)):
+        assert is_text_too_deep(text, limit) == (depth(value) > limit)

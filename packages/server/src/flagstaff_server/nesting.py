@@ -9,8 +9,10 @@ Depth counts arrays and objects inside one another, the outermost included: a sc
 
 from __future__ import annotations
 
+import re
 from array import array
 from itertools import accumulate
+from operator import neg
 from typing import Any, Final
 
 MAX_DEPTH: Final = 64
@@ -32,6 +34,7 @@ _ONE_KIND = bytes.maketrans(b"{}", b"[]")
 _ALL_BUT_BRACKETS_AND_QUOTES = bytes(set(range(256)) - set(b'[]{}"'))
 # `[` counts +1 and `]` -1 as signed bytes.
 _STEPS = bytes.maketrans(b"[]", b"\x01\xff")
+_RUN = re.compile(rb"\[+|\]+")
 
 
 def too_deep_message(limit: int = MAX_DEPTH) -> str:
@@ -59,8 +62,19 @@ def is_text_too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
         return False
     if peeled >= limit:
         return True
-    steps = array("b", skeleton.translate(_STEPS))
-    return peeled + max(accumulate(steps)) > limit
+    return peeled + _deepest(skeleton) > limit
+
+
+def _deepest(skeleton: bytes) -> int:
+    """The depth of balanced `[`/`]` text: a running sum over its runs of one bracket when they
+    are long (chains), over the brackets themselves otherwise."""
+    runs = 1 + skeleton.count(b"[]") + skeleton.count(b"][")
+    if runs * 8 > len(skeleton):
+        return max(accumulate(array("b", skeleton.translate(_STEPS))))
+    # runs alternate, opening ones first
+    lengths = list(map(len, _RUN.findall(skeleton)))
+    lengths[1::2] = map(neg, lengths[1::2])
+    return max(accumulate(lengths))
 
 
 def _brackets(text: bytes) -> bytes:
@@ -76,7 +90,9 @@ def _brackets(text: bytes) -> bytes:
     # the `""` pairs account for every quote), no string holds a bracket and the quotes can go.
     if 2 * skeleton.count(b'""') == quotes:
         return skeleton.translate(None, b'"')
-    return b"".join(skeleton.split(b'"')[::2])
+    # Otherwise every quote still delimits a string by its parity, which dropping `""` pairs
+    # keeps; what lies between an odd quote and the next is inside a string.
+    return b"".join(skeleton.replace(b'""', b"").split(b'"')[::2])
 
 
 def where_too_deep(

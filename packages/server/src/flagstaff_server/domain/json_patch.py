@@ -1,6 +1,8 @@
 """JSON Patch (RFC 6902), JSON Merge Patch (RFC 7386) and LaunchDarkly's patch envelopes, applied to
 a deep copy so a failing operation leaves the caller's document untouched. Generic: knows nothing of
-flags; read-only fields are guarded by the flag and segment modules.
+flags; read-only fields are guarded by the flag and segment modules. Pointers and copied values
+are bounded by `nesting.MAX_DOCUMENT_DEPTH`, so no sequence of operations builds a document the
+(recursive) copying and comparing here cannot handle.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any, Literal
 
 from flagstaff_server.domain.document import Document, clone, json_equal
 from flagstaff_server.errors import InvalidInput, ValidationError, VersionConflict
+from flagstaff_server.nesting import MAX_DOCUMENT_DEPTH, too_deep_message, where_too_deep
 
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 VERSION_POINTERS = ("/_version", "/version")
@@ -34,6 +37,12 @@ def parse_pointer(text: str, *, at: str = "/path") -> list[str]:
     if not text.startswith("/"):
         raise ValidationError(f"JSON pointer '{text}' must start with '/'", path=at)
     tokens = text[1:].split("/")
+    if len(tokens) > MAX_DOCUMENT_DEPTH:
+        raise ValidationError(
+            f"JSON pointer '{text[:100]}...' is deeper than any document may nest "
+            f"({MAX_DOCUMENT_DEPTH} levels)",
+            path=at,
+        )
     for token in tokens:
         if re.search(r"~(?![01])", token):
             raise ValidationError(f"JSON pointer '{text}' has an invalid '~' escape", path=at)
@@ -129,7 +138,13 @@ def _apply_operation(document: Any, operation: Any, index: int) -> Any:
     if not isinstance(source, str):
         raise ValidationError(f"{context}: 'from' must be a string", path=f"/{index}/from")
     from_tokens = parse_pointer(source, at=f"/{index}/from")
-    value = clone(_resolve(document, from_tokens, context, pointer_text=source))
+    found = _resolve(document, from_tokens, context, pointer_text=source)
+    if where_too_deep(found, MAX_DOCUMENT_DEPTH) is not None:
+        raise ValidationError(
+            f"{context}: the value at '{source}' is {too_deep_message(MAX_DOCUMENT_DEPTH)}",
+            path=f"/{index}/from",
+        )
+    value = clone(found)
     if op == "move":
         if tokens[: len(from_tokens)] == from_tokens and len(tokens) > len(from_tokens):
             raise ValidationError(f"{context}: cannot move a value into itself", path=path)

@@ -2,7 +2,8 @@
 the JSON pointer of the offending value. Strict mode (every edit) also checks meaning: variation
 indices, weights, regexes, semvers, dates, operators, attribute references, duplicate targets.
 Lenient mode (imports of LaunchDarkly data, which may be deliberately malformed) checks only the
-JSON types the SDK decoders insist on. Reads nothing but its arguments.
+JSON types the SDK decoders insist on, and in both modes values and the whole document nest no
+deeper than `nesting` allows. Reads nothing but its arguments.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ from flagstaff_server.domain.document import (
     require_strings,
 )
 from flagstaff_server.errors import ValidationError
+from flagstaff_server.nesting import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_DEPTH,
+    too_deep_message,
+    where_too_deep,
+)
 
 FlagLookup = Callable[[str], Document | None]
 """Finds another flag of the same project by key (for prerequisites); None when absent."""
@@ -102,6 +109,22 @@ def is_attribute_reference(text: str) -> bool:
     return all(part != "" and not re.search(r"~(?![01])", part) for part in parts)
 
 
+def check_value_depth(value: Any, path: str) -> None:
+    """A stored JSON value (a variation's, a clause's) nests at most `MAX_DEPTH` deep; the error
+    names the value."""
+    if where_too_deep(value, MAX_DEPTH) is not None:
+        raise ValidationError(f"the value is {too_deep_message(MAX_DEPTH)}", path=path)
+
+
+def check_document_depth(document: Document) -> None:
+    """Wherever a patch put them, members nest at most `MAX_DOCUMENT_DEPTH` deep in all."""
+    place = where_too_deep(document, MAX_DOCUMENT_DEPTH)
+    if place is not None:
+        raise ValidationError(
+            f"the document is {too_deep_message(MAX_DOCUMENT_DEPTH)} at {place}", path=place
+        )
+
+
 def validate_flag_document(
     document: Document, *, strict: bool = True, flag_lookup: FlagLookup | None = None
 ) -> None:
@@ -131,6 +154,8 @@ def validate_clause(clause: Any, path: str, *, strict: bool = True) -> None:
     kind = clause.get("contextKind")
     if kind is not None:
         require_string(kind, f"{path}/contextKind")
+    for index, value in enumerate(values):
+        check_value_depth(value, f"{path}/values/{index}")
     if not strict:
         return
     if kind is not None and not is_valid_context_kind(kind):
@@ -243,6 +268,7 @@ class _FlagValidator:
         for env_key, config in environments.items():
             self.environment_key = env_key
             self._validate_environment(config, pointer("environments", env_key))
+        check_document_depth(document)
 
     def _validate_variations(self, document: Document) -> None:
         variations = require_list(field(document, "variations", ""), "/variations")
@@ -252,7 +278,7 @@ class _FlagValidator:
         for index, variation in enumerate(variations):
             path = f"/variations/{index}"
             variation = require_object(variation, path)
-            field(variation, "value", path)
+            check_value_depth(field(variation, "value", path), f"{path}/value")
             _optional(variation, "name", require_string, path)
             _optional(variation, "description", require_string, path)
             if "_id" in variation:
@@ -539,6 +565,7 @@ class _SegmentValidator:
         ids: set[str] = set()
         for index, rule in enumerate(rules):
             self._validate_rule(rule, f"/rules/{index}", ids)
+        check_document_depth(document)
 
     def _context_lists(self, document: Document, name: str) -> dict[str, tuple[list[str], str]]:
         by_kind: dict[str, tuple[list[str], str]] = {}

@@ -1,5 +1,6 @@
 """An event request's body: reading it within a size limit, bounded gzip decompression (a zip
-bomb hits the limit, never memory) and the JSON shape check. Pure apart from awaiting `receive`."""
+bomb hits the limit, never memory), the JSON shape check and the nesting limit (an event payload
+nests at most `nesting.MAX_DOCUMENT_DEPTH` deep). Pure apart from awaiting `receive`."""
 
 from __future__ import annotations
 
@@ -7,8 +8,18 @@ import re
 import zlib
 
 import msgspec
+import orjson
 
 from flagstaff_server.asgi import Receive
+from flagstaff_server.nesting import (
+    MAX_DOCUMENT_DEPTH,
+    is_text_too_deep,
+    too_deep_message,
+    where_too_deep,
+)
+
+# Members looked at to name the place of a payload nested too deep; past it the body is named.
+POINTER_BUDGET = 100_000
 
 
 class BodyError(Exception):
@@ -66,10 +77,12 @@ _DIAGNOSTIC = msgspec.json.Decoder(_Event | list[_Event])
 
 
 def check_events(data: bytes, *, diagnostic: bool) -> int:
-    """Validate the JSON shape and return how many events it holds. Analytics bodies are an
-    array of objects; a diagnostic body is one object (what SDKs send) or such an array."""
+    """Validate the JSON shape and nesting and return how many events it holds. Analytics bodies
+    are an array of objects; a diagnostic body is one object (what SDKs send) or such an array."""
     try:
         parsed = (_DIAGNOSTIC if diagnostic else _ANALYTICS).decode(data)
+    except RecursionError:
+        raise too_deep(data) from None
     except msgspec.ValidationError as exc:
         message = f"the body is not a valid events payload: {exc}"
         raise BodyError(400, message, json_pointer(str(exc))) from None
@@ -81,7 +94,21 @@ def check_events(data: bytes, *, diagnostic: bool) -> int:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise BodyError(400, f"the body is not valid UTF-8 JSON: {exc}") from None
+    if is_text_too_deep(data, MAX_DOCUMENT_DEPTH):
+        raise too_deep(data)
     return 1 if isinstance(parsed, _Event) else len(parsed)
+
+
+def too_deep(data: bytes) -> BodyError:
+    """The 400 for a payload nested past the limit, naming the place when that is cheap."""
+    message = f"the body is {too_deep_message(MAX_DOCUMENT_DEPTH)}"
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:  # past orjson's own limit of 1024 levels, or numbers it refuses
+        return BodyError(400, message, "")
+    return BodyError(
+        400, message, where_too_deep(document, MAX_DOCUMENT_DEPTH, budget=POINTER_BUDGET)
+    )
 
 
 _AT = re.compile(r"- at `\$([^`]*)`$")

@@ -1,7 +1,8 @@
 """What every management API request must be before a route sees it: a body must be JSON
 (`application/json`, with or without parameters such as
-`domain-model=launchdarkly.semanticpatch`, or `application/*+json`), and no text in the path, the
-query or the body may hold NUL (PostgreSQL's text cannot, so it would fail in the store).
+`domain-model=launchdarkly.semanticpatch`, or `application/*+json`) nested no deeper than
+`nesting.MAX_DOCUMENT_DEPTH`, and no text in the path, the query or the body may hold NUL
+(PostgreSQL's text cannot, so it would fail in the store).
 """
 
 from __future__ import annotations
@@ -14,8 +15,16 @@ import orjson
 from fastapi import Request
 
 from flagstaff_server.errors import InvalidInput, NotFound, UnsupportedMediaType
+from flagstaff_server.nesting import (
+    MAX_DOCUMENT_DEPTH,
+    is_text_too_deep,
+    too_deep_message,
+    where_too_deep,
+)
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# Members looked at to name the place of a body nested too deep; past it the body is named.
+POINTER_BUDGET = 100_000
 
 
 def is_json(content_type: str) -> bool:
@@ -35,8 +44,9 @@ def has_body(request: Request) -> bool:
 
 
 async def screen_request(request: Request) -> None:
-    """Raise `UnsupportedMediaType` for a request body that is not declared as JSON, and
-    `NotFound`/`InvalidInput` for NUL in the path, the query or the body."""
+    """Raise `UnsupportedMediaType` for a request body that is not declared as JSON,
+    `InvalidInput` for one nested too deep, and `NotFound`/`InvalidInput` for NUL in the path,
+    the query or the body."""
     if "\x00" in request.scope["path"]:
         raise NotFound("no resource has NUL in its key")
     query: bytes = request.scope.get("query_string", b"")
@@ -51,13 +61,30 @@ async def screen_request(request: Request) -> None:
         raise UnsupportedMediaType(
             f"expected a JSON body ('Content-Type: application/json'), got {content_type!r}"
         )
-    await refuse_nul_in_body(request)
+    raw = await request.body()
+    refuse_deep_body(raw)
+    refuse_nul_in_body(raw)
 
 
-async def refuse_nul_in_body(request: Request) -> None:
+def refuse_deep_body(raw: bytes) -> None:
+    """400 naming the place when a JSON body nests deeper than any document may (checked on the
+    text, so nothing recursive ever walks such a body)."""
+    if not is_text_too_deep(raw, MAX_DOCUMENT_DEPTH):
+        return
+    message = f"the body is {too_deep_message(MAX_DOCUMENT_DEPTH)}"
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        # malformed, or past orjson's own limit of 1024 levels: no place to name
+        raise InvalidInput(message, path="") from None
+    raise InvalidInput(
+        message, path=where_too_deep(document, MAX_DOCUMENT_DEPTH, budget=POINTER_BUDGET)
+    )
+
+
+def refuse_nul_in_body(raw: bytes) -> None:
     """400 naming the member when a JSON body's text holds NUL (JSON can only write it as the
     escape `\\u0000`, so bodies without that escape are not parsed here)."""
-    raw = await request.body()
     if b"\\u0000" not in raw:
         return
     try:
