@@ -4,8 +4,9 @@ from in-memory, pre-encoded, disk-backed snapshots fed by the change feed. See d
 
 from flagstaff_server.delivery.admission import Limits
 from flagstaff_server.delivery.asgi import DeliveryApp, handles
+from flagstaff_server.delivery.config import DeliveryConfig
 from flagstaff_server.delivery.credential import environment_item
-from flagstaff_server.delivery.node import DeliveryConfig, DeliveryNode
+from flagstaff_server.delivery.node import DeliveryNode
 
 __all__ = [
     "DeliveryApp",

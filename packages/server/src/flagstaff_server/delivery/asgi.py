@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
@@ -18,12 +18,10 @@ import orjson
 from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery import sse
 from flagstaff_server.delivery.fanout import Channel, Protocol
-from flagstaff_server.delivery.metrics import CONTENT_TYPE, render
+from flagstaff_server.delivery.metrics import CONTENT_TYPE
+from flagstaff_server.delivery.serving import ServingNode
 from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import Environment
-
-if TYPE_CHECKING:
-    from flagstaff_server.delivery.node import DeliveryNode
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +45,7 @@ def sdk_key_of(header: bytes) -> str:
 
 
 class DeliveryApp:
-    def __init__(self, node: DeliveryNode) -> None:
+    def __init__(self, node: ServingNode) -> None:
         self.node = node
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -62,7 +60,7 @@ class DeliveryApp:
             await _problem(send, 405, "method_not_allowed", "only GET is supported here")
             return
         if path == "/metrics":
-            body = render(self.node)
+            body = self.node.metrics_text()
             await _respond(send, 200, body, [(b"content-type", CONTENT_TYPE)])
             return
         if not handles(path):
@@ -230,7 +228,7 @@ class DeliveryApp:
 
 
 def open_stream(
-    node: DeliveryNode, env: Environment, protocol: Protocol, basis: str | None
+    node: ServingNode, env: Environment, protocol: Protocol, basis: str | None
 ) -> tuple[bytes, bytes] | str:
     """Admission for a new stream: its opening bytes (the `retry:` hint, and the `put` or the
     FDv2 transfer for `basis`: a snapshot's shared bytes, never copied per stream), or why it was

@@ -1,28 +1,28 @@
 """Prometheus lines for client-side delivery (browser, mobile, OFREP): open streams, opens, sheds,
-evaluations by outcome and the re-evaluator's work. Appended to the node's `/metrics`; reads state,
-changes nothing.
+evaluations by outcome and the re-evaluator's work. Appended to the node's `/metrics`; takes what
+it renders as arguments (client-side delivery hands them in), changes nothing.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
+from flagstaff_server.delivery.client_stream import Reevaluator
+from flagstaff_server.delivery.evaluation_cache import EvaluationCache
 from flagstaff_server.delivery.prometheus import Exposition
-
-if TYPE_CHECKING:
-    from flagstaff_server.delivery.client_side import ClientDelivery
 
 PREFIX = "flagstaff_delivery_client_"
 KINDS = ("eval", "ping", "ofrep")
 
 
-def render(delivery: ClientDelivery) -> list[str]:
+def render(
+    *, admission_counts: Counter[str], reevaluator: Reevaluator, cache: EvaluationCache
+) -> list[str]:
+    """`admission_counts`: the node's admission counters (client-side entries among them)."""
     exposition = Exposition(PREFIX)
     metric = exposition.metric
 
-    counts = delivery.node.admission.counts
-    reevaluator = delivery.reevaluator
+    counts = admission_counts
     open_by_kind: Counter[str] = Counter(
         stream.kind for streams in reevaluator.streams.values() for stream in streams
     )
@@ -55,7 +55,7 @@ def render(delivery: ClientDelivery) -> list[str]:
         "(admitted by the evaluation budget), from the cache of evaluated bodies, or 304.",
         [
             ('{outcome="evaluated"}', counts["client_evaluation"]),
-            ('{outcome="cached"}', delivery.cache.counts["hit"]),
+            ('{outcome="cached"}', cache.counts["hit"]),
             ('{outcome="not_modified"}', counts["client_not_modified"]),
         ],
     )
@@ -63,7 +63,7 @@ def render(delivery: ClientDelivery) -> list[str]:
         "snapshot_compiles_total",
         "counter",
         "Environment snapshots compiled for evaluation.",
-        [("", delivery.cache.counts["compile"])],
+        [("", cache.counts["compile"])],
     )
     metric(
         "reevaluation_cpu_seconds_total",

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs
 
 import orjson
@@ -59,6 +59,7 @@ from flagstaff_server.delivery.fanout import (
     Transport,
     response_head,
 )
+from flagstaff_server.delivery.serving import ServingNode
 from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import Environment, EnvironmentId
 from flagstaff_server.errors import (
@@ -70,9 +71,6 @@ from flagstaff_server.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-
-if TYPE_CHECKING:
-    from flagstaff_server.delivery.node import DeliveryNode
 
 log = logging.getLogger(__name__)
 
@@ -211,12 +209,18 @@ def _segment(parts: list[str]) -> str:
     return "/".join(parts).replace("+", "-").replace("/", "_")
 
 
+class ClientServingNode(ServingNode, Protocol):
+    """A node client-side delivery registers with: the connection protocol finds it there."""
+
+    client_side: ClientDelivery | None
+
+
 class ClientDelivery:
     """Client-side delivery for one delivery node."""
 
     def __init__(
         self,
-        node: DeliveryNode,
+        node: ClientServingNode,
         *,
         cache: EvaluationCache | None = None,
         reevaluation: ReevaluationConfig | None = None,
@@ -226,7 +230,13 @@ class ClientDelivery:
         config = reevaluation or ReevaluationConfig(heartbeat_seconds=node.config.heartbeat_seconds)
         self.reevaluator = Reevaluator(self._environment_by_id, self.cache, config, rng=node.rng)
         self._worker: asyncio.Task[None] | None = None
-        node.metric_sources.append(lambda: client_metrics.render(self))
+        node.metric_sources.append(
+            lambda: client_metrics.render(
+                admission_counts=node.admission.counts,
+                reevaluator=self.reevaluator,
+                cache=self.cache,
+            )
+        )
         node.client_side = self  # the connection protocol finds it here to serve streams itself
 
     def _environment_by_id(self, env_id: tuple[str, str]) -> Environment | None:

@@ -1,29 +1,42 @@
 """Prometheus text exposition of a delivery node: streams, sends, sheds, feed position and lag,
-snapshot age and per-environment versions. Reads node state; changes nothing.
+snapshot age and per-environment versions. Takes what it renders as arguments (the node hands
+them in: `DeliveryNode.metrics_text`); changes nothing.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import Collection, Iterable
 
 from flagstaff_server.delivery.prometheus import Exposition, label_value
-
-if TYPE_CHECKING:
-    from flagstaff_server.delivery.node import DeliveryNode
+from flagstaff_server.delivery.store import Environment
 
 CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "flagstaff_delivery_"
 
 
-def render(node: DeliveryNode) -> bytes:
+def render(
+    *,
+    admission_counts: Counter[str],
+    node_counts: Counter[str],
+    environments: Collection[Environment],
+    position: int,
+    head: int,
+    propagation_seconds: float,
+    feed_connected: bool,
+    current: bool,
+    now: float,
+    more: Iterable[list[str]] = (),
+) -> bytes:
+    """`admission_counts` and `node_counts` are the admission's and the node's counters;
+    `position`/`head` the last feed seq applied and the newest seen; `propagation_seconds` the
+    commit-to-apply delay of the last change; `now` the node's clock; `more` lines to append."""
     exposition = Exposition(PREFIX)
     metric = exposition.metric
 
-    admission = node.admission
-    counts = admission.counts
-    now = node.clock()
+    counts = admission_counts
     streams: dict[str, int] = {"v1": 0, "v2": 0}
-    for env in node.store.environments.values():
+    for env in environments:
         for channel in env.broadcaster.channels:
             streams[channel.protocol] += 1
     metric(
@@ -56,7 +69,7 @@ def render(node: DeliveryNode) -> bytes:
         [
             ('{reason="stream_cap"}', counts["stream_shed"]),
             ('{reason="full_send_rate"}', counts["full_send_shed"]),
-            ('{reason="not_ready"}', node.counts["not_ready"]),
+            ('{reason="not_ready"}', node_counts["not_ready"]),
         ],
     )
     metric(
@@ -69,52 +82,52 @@ def render(node: DeliveryNode) -> bytes:
         "unauthorized_total",
         "counter",
         "Requests with unknown SDK keys.",
-        [("", node.counts["unauthorized"])],
+        [("", node_counts["unauthorized"])],
     )
-    metric("feed_position", "gauge", "Last change-feed seq applied.", [("", node.position)])
-    metric("feed_head", "gauge", "Newest change-feed seq seen.", [("", node.head)])
+    metric("feed_position", "gauge", "Last change-feed seq applied.", [("", position)])
+    metric("feed_head", "gauge", "Newest change-feed seq seen.", [("", head)])
     metric(
         "feed_lag_changes",
         "gauge",
         "Changes known to exist but not yet applied.",
-        [("", max(0, node.head - node.position))],
+        [("", max(0, head - position))],
     )
     metric(
         "feed_lag_seconds",
         "gauge",
         "Commit-to-apply delay of the last change applied.",
-        [("", node.last_propagation_seconds)],
+        [("", propagation_seconds)],
     )
     metric(
         "feed_connected",
         "gauge",
         "1 while subscribed to the feed.",
-        [("", 1 if node.feed_connected else 0)],
+        [("", 1 if feed_connected else 0)],
     )
     metric(
         "current",
         "gauge",
         "1 once caught up with the feed since start.",
-        [("", 1 if node.current else 0)],
+        [("", 1 if current else 0)],
     )
     metric(
         "feed_errors_total",
         "counter",
         "Feed failures (each followed by a backoff).",
-        [("", node.counts["feed_error"])],
+        [("", node_counts["feed_error"])],
     )
     metric(
         "changes_total",
         "counter",
         "Feed changes by outcome.",
         [
-            (f'{{outcome="{o}"}}', node.counts[f"change_{o}"])
+            (f'{{outcome="{o}"}}', node_counts[f"change_{o}"])
             for o in ("applied", "stale", "invalid", "environment", "removed", "replayed")
         ],
     )
     env_labels = [
         (f'{{project="{label_value(e.project)}",environment="{label_value(e.key)}"}}', e)
-        for e in node.store.environments.values()
+        for e in environments
     ]
     metric(
         "environment_seq",
@@ -128,6 +141,6 @@ def render(node: DeliveryNode) -> bytes:
         "Seconds since each environment's snapshot last changed or was loaded.",
         [(labels, max(0.0, now - e.updated)) for labels, e in env_labels],
     )
-    for source in node.metric_sources:
-        exposition.lines.extend(source())
+    for lines in more:
+        exposition.lines.extend(lines)
     return exposition.encode()

@@ -15,13 +15,13 @@ import random
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flagstaff_server.delivery import snapshot_file, sse
-from flagstaff_server.delivery.admission import Admission, Limits
+from flagstaff_server.delivery import metrics, snapshot_file, sse
+from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import DeliveryApp
+from flagstaff_server.delivery.config import DeliveryConfig
 from flagstaff_server.delivery.credential import credentials_of
 from flagstaff_server.delivery.store import (
     Environment,
@@ -40,27 +40,6 @@ log = logging.getLogger(__name__)
 
 EnvironmentSource = Callable[[], Sequence[EnvironmentRecord]]
 """Blocking read of every environment record (run in a worker thread, never on a request)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeliveryConfig:
-    data_dir: Path | None = None
-    """Where snapshots are kept across restarts; None keeps them only in memory."""
-    limits: Limits = field(default_factory=Limits)
-    heartbeat_seconds: float = 55.0
-    """Idle streams get a heartbeat after this long (plus at most one tick): under 60 s."""
-    tick_seconds: float = 1.0
-    retry_hint_ms: int = 1_000
-    """The SSE `retry:` hint: base reconnect delay for SDKs (they add backoff and jitter)."""
-    channel_limit: int = 64
-    """Undelivered events a stream may hold before it is dropped as too slow."""
-    log_limit: int = 500
-    """Changes remembered per environment for FDv2 deltas."""
-    persist_delay_seconds: float = 0.5
-    feed_retry_seconds: float = 0.5
-    feed_retry_max_seconds: float = 30.0
-    probe_interval_seconds: float = 0.5
-    probe_timeout_seconds: float = 5.0
 
 
 class DeliveryNode:
@@ -114,6 +93,21 @@ class DeliveryNode:
     @property
     def app(self) -> DeliveryApp:
         return DeliveryApp(self)
+
+    def metrics_text(self) -> bytes:
+        """The `/metrics` body: this node's families, then each of `metric_sources`' lines."""
+        return metrics.render(
+            admission_counts=self.admission.counts,
+            node_counts=self.counts,
+            environments=tuple(self.store.environments.values()),
+            position=self.position,
+            head=self.head,
+            propagation_seconds=self.last_propagation_seconds,
+            feed_connected=self.feed_connected,
+            current=self.current,
+            now=self.clock(),
+            more=[source() for source in self.metric_sources],
+        )
 
     # lifecycle ---------------------------------------------------------------------------------
 

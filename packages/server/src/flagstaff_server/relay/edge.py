@@ -24,7 +24,7 @@ from flagstaff_server.delivery import DeliveryConfig, snapshot_file
 from flagstaff_server.delivery import handles as delivery_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
 from flagstaff_server.delivery.client_side import handles as client_handles
-from flagstaff_server.delivery.metrics import CONTENT_TYPE, render
+from flagstaff_server.delivery.metrics import CONTENT_TYPE
 from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import EnvironmentId
 from flagstaff_server.http.root import RootApp
@@ -389,7 +389,7 @@ class Relay:
         return (200 if self.ready else 503), body
 
     async def metrics_app(self, scope: Any, receive: Any, send: Any) -> None:
-        body = render(self.node) + metrics.render(
+        body = self.node.metrics_text() + metrics.render(
             (
                 metrics.EnvironmentReading(
                     name=name,
