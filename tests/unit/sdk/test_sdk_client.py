@@ -138,9 +138,9 @@ def test_every_evaluation_custom_event_and_identify_reaches_the_event_sink(td: T
 def test_all_flags_state_and_secure_mode_hash(td: TestData) -> None:
     with client_with(td, send_events=False) as client:
         state = client.all_flags_state(USER, with_reasons=True)
-        assert state["$valid"] is True
-        assert state["text"] == "hello"
-        assert state["$flagsState"]["text"]["reason"] == {"kind": "FALLTHROUGH"}
+        assert state.valid
+        assert state.get_flag_value("text") == "hello"
+        assert state.get_flag_reason("text") == {"kind": "FALLTHROUGH"}
         assert client.secure_mode_hash(USER) == secure_mode_hash("sdk-k", USER)
 
 
@@ -150,7 +150,7 @@ def test_offline_without_data_returns_defaults_and_says_client_not_ready() -> No
         detail = client.variation_detail("any", USER, "d")
         assert detail.value == "d"
         assert detail.reason.error_kind is ErrorKind.CLIENT_NOT_READY
-        assert client.all_flags_state(USER) == {"$flagsState": {}, "$valid": False}
+        assert client.all_flags_state(USER).to_json_dict() == {"$flagsState": {}, "$valid": False}
         assert client.data_source_status().state is DataSourceState.OFF
 
 

@@ -20,6 +20,7 @@ from flagstaff_sdk.context import ContextBuilder
 from flagstaff_sdk.data_file import FileSource
 from flagstaff_sdk.errors import ConfigError, DataFileError, SdkError
 from flagstaff_sdk.event_sink import EventSink, NullEventSink
+from flagstaff_sdk.flags_state import FeatureFlagsState
 from flagstaff_sdk.notifier import FlagChange, FlagValueChange
 from flagstaff_sdk.source import DataSink, DataSource
 from flagstaff_sdk.status import DataSourceState, DataSourceStatus, ErrorInfo
@@ -43,6 +44,7 @@ __all__ = [
     "ErrorKind",
     "EvaluationDetail",
     "EventSink",
+    "FeatureFlagsState",
     "FileSource",
     "FlagBuilder",
     "FlagChange",

@@ -32,6 +32,7 @@ from flagstaff_sdk import events
 from flagstaff_sdk.config import Config
 from flagstaff_sdk.data_system import DataSystem
 from flagstaff_sdk.event_sink import EventSink, NullEventSink
+from flagstaff_sdk.flags_state import FeatureFlagsState
 from flagstaff_sdk.notifier import FlagChangeListener, FlagValueListener, Notifier, StatusListener
 from flagstaff_sdk.status import DataSourceStatus
 from flagstaff_sdk.store import Store
@@ -160,14 +161,18 @@ class _Shell:
         client_side_only: bool = False,
         with_reasons: bool = False,
         details_only_for_tracked_flags: bool = False,
-    ) -> dict[str, Any]:
-        """Every flag for `context` in the official SDK's bootstrap shape (`$valid` false when
-        there is no data or the context is invalid)."""
+    ) -> FeatureFlagsState:
+        """Every flag evaluated for `context`, as `ldclient`'s `all_flags_state` answers:
+        `valid` is False when there is no data or the context is invalid;
+        `to_json_dict()` is the bootstrap JSON. `client_side_only`: only flags marked for
+        client-side SDKs; `with_reasons`: keep every reason; `details_only_for_tracked_flags`:
+        version and reason only for flags that track events, are an experiment or debug.
+        No analytics events are recorded."""
         data = self._store.data
         resolved = _as_context(context)
         if data is None or resolved is None:
-            return {"$flagsState": {}, "$valid": False}
-        return all_flags_state(
+            return FeatureFlagsState(False)
+        state = all_flags_state(
             data,
             resolved,
             client_side_only=client_side_only,
@@ -175,6 +180,7 @@ class _Shell:
             details_only_for_tracked_flags=details_only_for_tracked_flags,
             now_ms=time.time() * 1000,
         )
+        return FeatureFlagsState.from_json_dict(state)
 
     # events ------------------------------------------------------------------------------------
 
