@@ -52,7 +52,8 @@ async def test_copy_promotes_the_whole_configuration(
     assert production["version"] == 2
     with plane.read() as uow:
         latest = [c for c in uow.changes.since(0) if c.key == "f1"][-1]
-        entry = uow.audit.list(resource_prefix=f"proj/{PROJECT}:env/*:flag/f1")[0]
+        # a copy changes the target environment only: filed under it
+        entry = uow.audit.list(resource_prefix=f"proj/{PROJECT}:env/production:flag/f1")[0]
     assert (latest.environment, latest.version, latest.item["on"]) == ("production", 2, True)
     assert (entry.action, entry.comment) == ("copyFlagConfigFrom", "promote")
 

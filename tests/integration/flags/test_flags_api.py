@@ -18,8 +18,10 @@ def changes_for(plane: ControlPlane, key: str) -> list[Any]:
 
 
 def audit_for(plane: ControlPlane, key: str) -> list[Any]:
+    """The flag's entries, whichever environment (or `env/*`) they are filed under."""
     with plane.read() as uow:
-        return uow.audit.list(resource_prefix=f"proj/{PROJECT}:env/*:flag/{key}")
+        entries = uow.audit.list(resource_prefix=f"proj/{PROJECT}:env/")
+    return [entry for entry in entries if entry.resource.endswith(f":flag/{key}")]
 
 
 async def test_created_flag_is_off_in_every_environment_and_announced(

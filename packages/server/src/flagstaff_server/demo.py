@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flagstaff_server.services import flags, imports, projects, segments, tokens
+from flagstaff_server.services import imports, projects, tokens
 from flagstaff_server.services.access import SYSTEM
-from flagstaff_server.services.edit import EditRequest, JsonPatch
+from flagstaff_server.services.imports import Title
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.settings import ADMIN_TOKEN_ENV, Settings
 
@@ -24,33 +24,34 @@ ADMIN_TOKEN_FILE = "admin-token"
 
 # The data file is LaunchDarkly's SDK format, which has no names or descriptions: they live here,
 # one line each saying what the flag or segment shows off.
-FLAG_TITLES: dict[str, tuple[str, str]] = {
-    "payments-enabled": (
-        "Payments enabled",
-        "A kill switch: on, it serves true to everyone; new-dashboard needs it on (prerequisite).",
+FLAG_TITLES: dict[str, Title] = {
+    "payments-enabled": Title(
+        name="Payments enabled",
+        description="A kill switch: on, it serves true to everyone; new-dashboard needs it on "
+        "(prerequisite).",
     ),
-    "checkout-experiment": (
-        "Checkout experiment",
-        "A 50/50 experiment between the classic and one-page checkout; qa-olivia always gets "
-        "one-page (individual target).",
+    "checkout-experiment": Title(
+        name="Checkout experiment",
+        description="A 50/50 experiment between the classic and one-page checkout; qa-olivia "
+        "always gets one-page (individual target).",
     ),
-    "staff-banner": (
-        "Staff banner",
-        "A targeting rule: true for users whose email ends in @flagstaff.example, false for "
-        "everyone else.",
+    "staff-banner": Title(
+        name="Staff banner",
+        description="A targeting rule: true for users whose email ends in @flagstaff.example, "
+        "false for everyone else.",
     ),
-    "new-dashboard": (
-        "New dashboard",
-        "A segment rule behind a prerequisite: true for the beta-testers segment while "
-        "payments-enabled serves true.",
+    "new-dashboard": Title(
+        name="New dashboard",
+        description="A segment rule behind a prerequisite: true for the beta-testers segment "
+        "while payments-enabled serves true.",
     ),
 }
 
-SEGMENT_TITLES: dict[str, tuple[str, str]] = {
-    "beta-testers": (
-        "Beta testers",
-        "Who tries features early: beta-ben and the acme org by key, anyone on the beta plan by "
-        "rule; former-beta-fay is excluded even when the rule matches.",
+SEGMENT_TITLES: dict[str, Title] = {
+    "beta-testers": Title(
+        name="Beta testers",
+        description="Who tries features early: beta-ben and the acme org by key, anyone on the "
+        "beta plan by rule; former-beta-fay is excluded even when the rule matches.",
     ),
 }
 
@@ -104,24 +105,16 @@ def create_demo(plane: ControlPlane) -> None:
     if path is None:
         return
     data: Any = json.loads(path.read_text(encoding="utf-8"))
-    environments = ("production", "test")
-    for environment in environments:
-        imports.import_data(plane, SYSTEM, PROJECT, environment, data)
-    for key in sorted(FLAG_TITLES.keys() & data.get("flags", {}).keys()):
-        flags.patch_flag(plane, SYSTEM, PROJECT, key, titled(*FLAG_TITLES[key]))
-    for key in sorted(SEGMENT_TITLES.keys() & data.get("segments", {}).keys()):
-        for environment in environments:
-            edit = titled(*SEGMENT_TITLES[key])
-            segments.patch_segment(plane, SYSTEM, PROJECT, environment, key, edit)
-
-
-def titled(name: str, description: str) -> EditRequest:
-    """The edit giving a demo flag or segment its name and description."""
-    operations = [
-        {"op": "replace", "path": "/name", "value": name},
-        {"op": "replace", "path": "/description", "value": description},
-    ]
-    return EditRequest(edit=JsonPatch(operations=operations), comment=None, body=operations)
+    # one write, so the audit log has one entry per flag and per segment of each environment
+    imports.import_into(
+        plane,
+        SYSTEM,
+        PROJECT,
+        ("production", "test"),
+        data,
+        flag_titles=FLAG_TITLES,
+        segment_titles=SEGMENT_TITLES,
+    )
 
 
 def write_secret(path: Path, secret: str) -> None:

@@ -22,6 +22,7 @@ from flagstaff_server.domain.flag import (
     present_flag,
     remove_environment_from_flag,
 )
+from flagstaff_server.domain.flag_change import FlagChange, flag_change
 from flagstaff_server.domain.flag_instruction import FLAG_INSTRUCTIONS, apply_semantic_patch
 from flagstaff_server.domain.instruction import (
     SemanticPatch,
@@ -56,6 +57,7 @@ __all__ = [
     "FLAG_INSTRUCTIONS",
     "SEGMENT_INSTRUCTIONS",
     "Document",
+    "FlagChange",
     "FlagLookup",
     "IdFactory",
     "PatchRequest",
@@ -76,6 +78,7 @@ __all__ = [
     "environment_config_from_sdk",
     "fill_flag_ids",
     "fill_segment_ids",
+    "flag_change",
     "flag_document_from_sdk",
     "json_equal",
     "merge_sdk_flag",

@@ -1,15 +1,19 @@
-"""Reading the audit log: filters, and entries in LaunchDarkly's `AuditLogEntryRep` shape.
+"""Reading the audit log: filters, and entries in LaunchDarkly's `AuditLogEntryRep` shape, whose
+text names the environment a change was made in.
 
 Entries are written by the use cases through `Transaction.audit`; this module only reads them.
+A resource's `env/*` (a flag-level change: name, variations, creation, ...) stands for every
+environment, so a scope naming one environment finds it too.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flagstaff_server.domain import FlagChange, flag_change
 from flagstaff_server.errors import NotFound
 from flagstaff_server.services.access import (
     ADMIN_TOKEN_ID,
@@ -42,9 +46,12 @@ TITLE_VERBS: Mapping[str, str] = {
     "createFlag": "created the flag",
     "updateFlag": "updated the flag",
     "deleteFlag": "deleted the flag",
+    "importFlag": "imported the flag",
+    "copyFlagConfigFrom": "copied another environment's targeting to the flag",
     "createSegment": "created the segment",
     "updateSegment": "updated the segment",
     "deleteSegment": "deleted the segment",
+    "importSegment": "imported the segment",
     "createAccount": "created the account",
     "updateAccount": "updated the account",
     "deleteAccount": "deleted the account",
@@ -64,14 +71,62 @@ class AuditQuery:
     limit: int = DEFAULT_LIMIT
 
 
-def title_verb(action: str) -> str:
+# Actions whose environment reads "into Production" rather than "in Production".
+INTO_ENVIRONMENT = frozenset({"importFlag", "importSegment"})
+ENVIRONMENT_PART = ":env/"
+ANY_ENVIRONMENT = ":env/*:"
+
+
+def title_verb(action: str, change: FlagChange | None = None) -> str:
+    if action == "updateFlag" and change is not None and change.switched_on is not None:
+        return "turned on the flag" if change.switched_on else "turned off the flag"
     return TITLE_VERBS.get(action, action)
+
+
+def change_of(entry: AuditEntry) -> FlagChange | None:
+    """What an edit of a flag changed (None for other kinds, creations and deletions)."""
+    if entry.kind != "flag" or entry.before is None or entry.after is None:
+        return None
+    return flag_change(entry.before, entry.after)
+
+
+def resources_of(entry: AuditEntry, change: FlagChange | None) -> list[str]:
+    """The entry's target resources: an edit of several environments' configurations (filed
+    under `env/*`) names each of them; anything else names its one resource."""
+    if change is None or change.flag_level or ANY_ENVIRONMENT not in entry.resource:
+        return [entry.resource]
+    return [
+        entry.resource.replace(ANY_ENVIRONMENT, f"{ENVIRONMENT_PART}{environment}:", 1)
+        for environment in change.environments
+    ]
+
+
+def environment_of(resource: str) -> tuple[str, str] | None:
+    """(project, environment) of a resource inside one environment, such as
+    `proj/shop:env/production:flag/k`; None for projects, tokens and `env/*`."""
+    parts = resource.split(":")
+    if len(parts) < 3 or not parts[0].startswith("proj/") or not parts[1].startswith("env/"):
+        return None
+    project, environment = parts[0].removeprefix("proj/"), parts[1].removeprefix("env/")
+    return None if environment == "*" else (project, environment)
+
+
+def environment_phrase(action: str, resources: Sequence[str], names: EnvironmentNames) -> str:
+    """ " in Production" (" into Production" for imports, " in Production and Test" for several)
+    for changes to something inside environments; "" otherwise."""
+    found = [where for where in map(environment_of, resources) if where is not None]
+    if not found:
+        return ""
+    titles = [names.get(where, where[1]) for where in found]
+    listed = titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
+    return f" {'into' if action in INTO_ENVIRONMENT else 'in'} {listed}"
 
 
 def name_of(entry: AuditEntry) -> str:
     for document in (entry.after, entry.before):
         if document:
-            name = document.get("name") or document.get("key")
+            # accounts have no name of their own: their email reads better than their id
+            name = document.get("name") or document.get("email") or document.get("key")
             if isinstance(name, str):
                 return name
     return entry.resource.rsplit("/", 1)[-1]
@@ -86,11 +141,24 @@ def token_names(uow: UnitOfWork) -> dict[str, str]:
     return names
 
 
-def represent(entry: AuditEntry, names: Mapping[str, str]) -> JsonObject:
+EnvironmentNames = Mapping[tuple[str, str], str]
+"""Environment names by (project key, environment key)."""
+
+
+def environment_names(uow: UnitOfWork) -> dict[tuple[str, str], str]:
+    return {(record.project, record.key): record.name for record in uow.environments.list()}
+
+
+def represent(
+    entry: AuditEntry, names: Mapping[str, str], environments: EnvironmentNames
+) -> JsonObject:
+    change = change_of(entry)
+    resources = resources_of(entry, change)
     name = name_of(entry)
-    verb = title_verb(entry.action)
+    verb = title_verb(entry.action, change)
+    where = environment_phrase(entry.action, resources, environments)
     actor_name = names.get(entry.actor, entry.actor)
-    description = f"{actor_name} {verb} {name}"
+    description = f"{actor_name} {verb} {name}{where}"
     if entry.comment:
         description += f": {entry.comment}"
     return {
@@ -98,16 +166,16 @@ def represent(entry: AuditEntry, names: Mapping[str, str]) -> JsonObject:
         "_id": entry.id,
         "_accountId": ACCOUNT_ID,
         "date": epoch_millis(entry.at),
-        "accesses": [{"action": entry.action, "resource": entry.resource}],
+        "accesses": [{"action": entry.action, "resource": resource} for resource in resources],
         "kind": entry.kind,
         "name": name,
         "description": description,
-        "shortDescription": f"{verb} {name}",
+        "shortDescription": f"{verb} {name}{where}",
         "comment": entry.comment,
         "token": {"_id": entry.actor, "name": actor_name},
         "titleVerb": verb,
         "title": description,
-        "target": {"name": name, "resources": [entry.resource]},
+        "target": {"name": name, "resources": resources},
         "delta": {"before": entry.before, "after": entry.after, "patch": entry.patch},
         "previousVersion": entry.before,
         "currentVersion": entry.after,
@@ -116,20 +184,47 @@ def represent(entry: AuditEntry, names: Mapping[str, str]) -> JsonObject:
 
 def within(resource: str, spec: str) -> bool:
     """Whether `resource` falls under `spec`: a glob when it has `*`, else the resource itself and
-    everything inside it (`proj/demo` covers `proj/demo:env/test`, not `proj/demo2`)."""
+    everything inside it (`proj/demo` covers `proj/demo:env/test`, not `proj/demo2`). A
+    resource's `env/*` is every environment: `proj/demo:env/*:flag/k` is inside
+    `proj/demo:env/test` and matches `proj/*:env/production:flag/*`."""
+    if covers(spec, resource):
+        return True
+    environment = spec_environment(spec)
+    if ANY_ENVIRONMENT not in resource or environment is None:
+        return False
+    return covers(spec, resource.replace(ANY_ENVIRONMENT, f"{ENVIRONMENT_PART}{environment}:", 1))
+
+
+def covers(spec: str, resource: str) -> bool:
     if "*" in spec:
         return fnmatch.fnmatchcase(resource, spec)
     return resource == spec or resource.startswith(spec + ":")
 
 
+def spec_environment(spec: str) -> str | None:
+    """The environment part of a specifier (`production` in `proj/p:env/production:flag/*`, maybe
+    a glob itself), or None when it names none."""
+    _, found, rest = spec.partition(ENVIRONMENT_PART)
+    return rest.split(":", 1)[0] if found else None
+
+
+def store_prefix(spec: str) -> str:
+    """What every resource matching `spec` starts with, for the store to narrow by: the text
+    before a `*`, cut after `env/` since an `env/*` resource matches any environment there."""
+    head = spec.split("*", 1)[0]
+    at = head.find(ENVIRONMENT_PART)
+    return head if at < 0 else head[: at + len(ENVIRONMENT_PART)]
+
+
 def matches(entry: AuditEntry, query: AuditQuery, scope: str | None) -> bool:
-    if scope is not None and not within(entry.resource, scope):
+    resources = resources_of(entry, change_of(entry))
+    if scope is not None and not any(within(resource, scope) for resource in resources):
         return False
-    if query.spec and not within(entry.resource, query.spec):
+    if query.spec and not any(within(resource, query.spec) for resource in resources):
         return False
     if query.q:
         text = query.q.casefold()
-        haystack = [entry.resource, name_of(entry), entry.comment or ""]
+        haystack = [*resources, name_of(entry), entry.comment or ""]
         if not any(text in part.casefold() for part in haystack):
             return False
     return True
@@ -145,7 +240,7 @@ def list_entries(plane: ControlPlane, actor: Actor, query: AuditQuery) -> tuple[
     authorize(actor, "reader")
     scope = scope_of(actor)
     # The store narrows by prefix; `matches` then applies the exact rules.
-    prefix = scope if scope is not None else (query.spec or "").split("*", 1)[0] or None
+    prefix = scope if scope is not None else store_prefix(query.spec or "") or None
     with plane.read() as uow:
         entries = uow.audit.list(
             resource_prefix=prefix,
@@ -154,8 +249,10 @@ def list_entries(plane: ControlPlane, actor: Actor, query: AuditQuery) -> tuple[
             limit=COUNT_CAP,
         )
         names = token_names(uow)
+        environments = environment_names(uow)
     found = [entry for entry in entries if matches(entry, query, scope)]
-    return [represent(entry, names) for entry in found[: query.limit]], len(found)
+    page = [represent(entry, names, environments) for entry in found[: query.limit]]
+    return page, len(found)
 
 
 def get_entry(plane: ControlPlane, actor: Actor, entry_id: str) -> JsonObject:
@@ -165,4 +262,4 @@ def get_entry(plane: ControlPlane, actor: Actor, entry_id: str) -> JsonObject:
         scope = scope_of(actor)
         if entry is None or (scope is not None and not within(entry.resource, scope)):
             raise NotFound(f"no audit log entry {entry_id!r}")
-        return represent(entry, token_names(uow))
+        return represent(entry, token_names(uow), environment_names(uow))

@@ -18,6 +18,7 @@ from flagstaff_server.domain import (
     apply_flag_merge_patch,
     apply_semantic_patch,
     bump_versions,
+    flag_change,
     json_equal,
     new_flag_document,
     present_flag,
@@ -46,8 +47,10 @@ def new_flag_id() -> str:
     return str(uuid.uuid4())
 
 
-def resource_of(project: str, key: str) -> str:
-    return f"proj/{project}:env/*:flag/{key}"
+def resource_of(project: str, key: str, environment: str | None = None) -> str:
+    """The audit log's resource: `proj/P:env/E:flag/K` for a change confined to environment E,
+    `proj/P:env/*:flag/K` (the flag in every environment) for anything else."""
+    return f"proj/{project}:env/{environment or '*'}:flag/{key}"
 
 
 STATES = ("live", "deprecated", "archived")
@@ -319,7 +322,7 @@ def commit_edit(
     store_flag(tx, record, document)
     tx.audit(
         kind="flag",
-        resource=resource_of(project, record.key),
+        resource=resource_of(project, record.key, flag_change(record.doc, document).environment),
         action=action,
         comment=comment,
         patch=body,

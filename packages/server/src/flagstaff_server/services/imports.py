@@ -8,6 +8,8 @@ so a bad file changes nothing. Export answers exactly the SDK JSON delivery serv
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flagstaff_core import DecodeError, decode_data
@@ -16,6 +18,7 @@ from flagstaff_server.domain import (
     add_environment_to_flag,
     bump_segment_version,
     bump_versions,
+    flag_change,
     flag_document_from_sdk,
     merge_sdk_flag,
     segment_document_from_sdk,
@@ -64,6 +67,14 @@ def check_data(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return live_flags, live_segments
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Title:
+    """A name and description for a flag or segment a data file knows only by key."""
+
+    name: str
+    description: str = ""
+
+
 def import_data(
     plane: ControlPlane, actor: Actor, project: str, environment: str, data: Any
 ) -> JsonObject:
@@ -73,30 +84,59 @@ def import_data(
     environments. Versions delivered to SDKs only go up: an item keeps the file's version when
     that is above the stored one.
     """
+    return import_into(plane, actor, project, (environment,), data)
+
+
+def import_into(
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    environments: Sequence[str],
+    data: Any,
+    *,
+    flag_titles: Mapping[str, Title] | None = None,
+    segment_titles: Mapping[str, Title] | None = None,
+) -> JsonObject:
+    """`import_data` into several environments in one transaction: one audit entry per flag
+    (covering every environment it was imported into) and one per segment of each environment.
+    Titles name the flags and segments that are new to the project."""
     sdk_flags, sdk_segments = check_data(data)
+    titles = Titles(flags=flag_titles or {}, segments=segment_titles or {})
     return retry_lost_races(
-        lambda: write_data(plane, actor, project, environment, sdk_flags, sdk_segments)
+        lambda: write_data(plane, actor, project, environments, sdk_flags, sdk_segments, titles)
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Titles:
+    flags: Mapping[str, Title]
+    segments: Mapping[str, Title]
 
 
 def write_data(
     plane: ControlPlane,
     actor: Actor,
     project: str,
-    environment: str,
+    environments: Sequence[str],
     sdk_flags: dict[str, Any],
     sdk_segments: dict[str, Any],
+    titles: Titles,
 ) -> JsonObject:
-    created = updated = 0
     with plane.write(actor) as tx:
-        record = environment_record(tx, project, environment)
-        others = [env for env in tx.uow.environments.list(project) if env.key != environment]
-        for key in sorted(sdk_flags):
-            was_new = import_flag(tx, record, others, key, sdk_flags[key])
-            created, updated = (created + 1, updated) if was_new else (created, updated + 1)
-        for key in sorted(sdk_segments):
-            was_new = import_segment(tx, record, key, sdk_segments[key])
-            created, updated = (created + 1, updated) if was_new else (created, updated + 1)
+        records = [environment_record(tx, project, environment) for environment in environments]
+        project_environments = tx.uow.environments.list(project)
+        # True for each flag or segment that is new, False for each updated one
+        outcomes = [
+            import_flag(tx, records, project_environments, key, sdk_flags[key], titles)
+            for key in sorted(sdk_flags)
+        ]
+        outcomes += [
+            import_segment(tx, record, key, sdk_segments[key], titles)
+            for record in records
+            for key in sorted(sdk_segments)
+        ]
+    created = sum(outcomes)
+    updated = len(outcomes) - created
     return {
         "flags": len(sdk_flags),
         "segments": len(sdk_segments),
@@ -115,21 +155,69 @@ def environment_record(tx: Transaction, project: str, environment: str) -> Envir
 
 def import_flag(
     tx: Transaction,
-    environment: EnvironmentRecord,
-    others: list[EnvironmentRecord],
+    environments: Sequence[EnvironmentRecord],
+    project_environments: Sequence[EnvironmentRecord],
     key: str,
     sdk_flag: dict[str, Any],
+    titles: Titles,
 ) -> bool:
-    """Write one flag's configuration in `environment`; True when the flag is new."""
-    project = environment.project
-    now_ms = epoch_millis(tx.now)
+    """Write one flag's configuration in each of `environments`; True when the flag is new."""
+    project = environments[0].project
     existing = tx.uow.flags.get(project, key, for_update=True)
-    path = f"/flags/{key}"
     if existing is None:
         # A new flag exists in every environment of the project: not for environment-scoped tokens.
         authorize(tx.actor, "writer", project=project)
     try:
-        if existing is None:
+        document = imported_flag(tx, existing, environments, project_environments, key, sdk_flag)
+        if existing is None and key in titles.flags:
+            document["name"] = titles.flags[key].name
+            document["description"] = titles.flags[key].description
+        # Imported data may hold what LaunchDarkly itself accepted and SDKs evaluate as
+        # MALFORMED_FLAG; the file already passed the SDK decoder, so only shapes are checked.
+        validate_flag_document(document, strict=False)
+    except ValidationError as exc:
+        path = f"/flags/{key}{exc.path or ''}"
+        raise ValidationError(f"flag {key!r}: {exc.message}", path=path) from exc
+    if existing is None:
+        tx.uow.flags.add(FlagRecord(project=project, key=key, version=1, doc=document))
+        announced = [environment.key for environment in project_environments]
+    else:
+        bump = bump_versions(existing.doc, document, epoch_millis(tx.now))
+        if not bump.changed:
+            return False
+        document = bump.document
+        for environment in environments:
+            config = document["environments"][environment.key]
+            config["version"] = max(int(config["version"]), file_version(sdk_flag))
+        flags.store_flag(tx, existing, document)
+        announced = list(bump.changed_environments)
+    before = None if existing is None else existing.doc
+    tx.audit(
+        kind="flag",
+        resource=flags.resource_of(project, key, flag_change(before, document).environment),
+        action="importFlag",
+        before=before,
+        after=document,
+    )
+    for environment_key in announced:
+        flags.announce(tx, project, document, environment_key)
+    return existing is None
+
+
+def imported_flag(
+    tx: Transaction,
+    existing: FlagRecord | None,
+    environments: Sequence[EnvironmentRecord],
+    project_environments: Sequence[EnvironmentRecord],
+    key: str,
+    sdk_flag: dict[str, Any],
+) -> JsonObject:
+    """The flag with each of `environments` configured as `sdk_flag` says (not yet validated,
+    versions not bumped): a new flag gets default configurations in the project's others."""
+    now_ms = epoch_millis(tx.now)
+    document = None if existing is None else existing.doc
+    for environment in environments:
+        if document is None:
             document = flag_document_from_sdk(
                 sdk_flag,
                 environment_key=environment.key,
@@ -138,49 +226,38 @@ def import_flag(
                 new_id=new_import_id,
                 key=key,
             )
-            for other in others:
-                document = add_environment_to_flag(
-                    document, other.key, other.name, now_ms=now_ms, new_id=new_import_id
-                )
+            for other in project_environments:
+                if other.key not in document["environments"]:
+                    document = add_environment_to_flag(
+                        document, other.key, other.name, now_ms=now_ms, new_id=new_import_id
+                    )
         else:
-            merged = merge_sdk_flag(
-                existing.doc,
+            document = merge_sdk_flag(
+                document,
                 sdk_flag,
                 environment_key=environment.key,
                 environment_name=environment.name,
                 now_ms=now_ms,
                 new_id=new_import_id,
             )
-            bump = bump_versions(existing.doc, merged, now_ms)
-            if not bump.changed:
-                return False
-            document = bump.document
-            config = document["environments"][environment.key]
-            config["version"] = max(int(config["version"]), int(sdk_flag.get("version") or 0))
-        # Imported data may hold what LaunchDarkly itself accepted and SDKs evaluate as
-        # MALFORMED_FLAG; the file already passed the SDK decoder, so only shapes are checked.
-        validate_flag_document(document, strict=False)
-    except ValidationError as exc:
-        raise ValidationError(f"flag {key!r}: {exc.message}", path=path + (exc.path or "")) from exc
+    assert document is not None, "an import names at least one environment"
     if existing is None:
-        tx.uow.flags.add(FlagRecord(project=project, key=key, version=1, doc=document))
-        for other in others:
-            flags.announce(tx, project, document, other.key)
-    else:
-        flags.store_flag(tx, existing, document)
-    tx.audit(
-        kind="flag",
-        resource=flags.resource_of(project, key),
-        action="importFlag",
-        before=None if existing is None else existing.doc,
-        after=document,
-    )
-    flags.announce(tx, project, document, environment.key)
-    return existing is None
+        for environment in environments:
+            config = document["environments"][environment.key]
+            config["version"] = max(int(config["version"]), file_version(sdk_flag))
+    return document
+
+
+def file_version(sdk_item: dict[str, Any]) -> int:
+    return int(sdk_item.get("version") or 0)
 
 
 def import_segment(
-    tx: Transaction, environment: EnvironmentRecord, key: str, sdk_segment: dict[str, Any]
+    tx: Transaction,
+    environment: EnvironmentRecord,
+    key: str,
+    sdk_segment: dict[str, Any],
+    titles: Titles,
 ) -> bool:
     """Write one segment of `environment`; True when it is new."""
     project = environment.project
@@ -202,6 +279,9 @@ def import_segment(
             document["version"] = max(
                 int(document["version"]), int(sdk_segment.get("version") or 0)
             )
+        elif key in titles.segments:
+            document["name"] = titles.segments[key].name
+            document["description"] = titles.segments[key].description
         validate_segment_document(document, strict=False)
     except ValidationError as exc:
         raise ValidationError(
