@@ -13,29 +13,19 @@ from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
 from support.deadlines import wait_until
-from ui_support import EMAIL, PASSWORD, PROJECT, SCREENSHOTS, UiServer
+from ui_support import (
+    EMAIL,
+    ENV,
+    PASSWORD,
+    PROJECT,
+    SCREENSHOTS,
+    UiServer,
+    expect,
+    open_flag,
+    sign_in,
+)
 
-ENV = "production"
 pytestmark = pytest.mark.slow
-
-
-def expect() -> Any:
-    from playwright.sync_api import expect as playwright_expect
-
-    return playwright_expect
-
-
-def sign_in(page: Any, server: UiServer) -> None:
-    page.goto(f"{server.url}/")
-    page.get_by_label("Email").fill(EMAIL)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in", exact=True).click()
-    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
-
-
-def open_flag(page: Any, server: UiServer, key: str) -> None:
-    page.goto(f"{server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags/{key}")
-    expect()(page.locator("#kill-switch")).to_be_visible()
 
 
 def save(page: Any) -> None:

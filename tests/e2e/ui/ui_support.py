@@ -14,6 +14,7 @@ ADMIN_TOKEN = "ui-e2e-admin-token-0123456789"
 EMAIL = "admin@example.com"
 PASSWORD = "correct horse battery staple"
 PROJECT = "shop"
+ENV = "production"
 SCREENSHOTS = REPO_ROOT / "build" / "screenshots"
 START_SECONDS = 60.0
 
@@ -35,3 +36,23 @@ class UiServer:
         response = self.api.post(f"/api/v2/flags/{PROJECT}", json=body)
         assert response.status_code == 201, response.text
         return response.json()
+
+
+def expect() -> Any:
+    """Playwright's `expect`, imported late: without Playwright the browser fixture skips."""
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect
+
+
+def sign_in(page: Any, server: UiServer, *, email: str = EMAIL, password: str = PASSWORD) -> None:
+    page.goto(f"{server.url}/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+
+
+def open_flag(page: Any, server: UiServer, key: str) -> None:
+    page.goto(f"{server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags/{key}")
+    expect()(page.locator("#kill-switch")).to_be_visible()

@@ -42,7 +42,8 @@ export function uid(prefix = 'f') {
 // A labelled form control: label + control (+ hint); `field` names it for error placement.
 export function field(label, control, { hint, field: name } = {}) {
   if (!control.id) control.id = uid();
-  if (name) control.dataset.field = name;
+  // '' is a field too: the one a problem about the whole body (path "") lands on
+  if (name !== undefined && name !== null) control.dataset.field = name;
   const wrap = h('div', { class: 'field' }, h('label', { for: control.id }, label), control);
   if (hint) {
     const hintEl = h('small', { id: uid('hint'), class: 'hint' }, hint);

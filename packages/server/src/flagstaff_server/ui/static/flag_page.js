@@ -48,10 +48,25 @@ export function draftOf(flag, env) {
   };
 }
 
+// A percentage as the API's weight: thousandths of a percent.
+const weightOf = (pct) => Math.round(Number(pct || 0) * 1000);
+const rolloutTotal = (weights) => weights.reduce((sum, pct) => sum + weightOf(pct), 0);
+
+// The rollouts of the sections about to be sent whose weights do not add up to 100%, as
+// [field path, total in percent]: the server would refuse them, so they are never sent.
+export function unevenRollouts(draft, sections) {
+  const serves = [];
+  if (sections.includes('rules')) draft.rules.forEach((rule, i) => serves.push([`rules/${i}`, rule.serve]));
+  if (sections.includes('fallthrough')) serves.push(['fallthrough', draft.fallthrough]);
+  return serves
+    .filter(([, serve]) => serve.kind === 'rollout' && rolloutTotal(serve.weights) !== TOTAL)
+    .map(([path, serve]) => [path, rolloutTotal(serve.weights) / 1000]);
+}
+
 function servedBody(serve, variations) {
   if (serve.kind === 'variation') return { variationId: variations[serve.variation]._id };
   const rolloutWeights = {};
-  serve.weights.forEach((pct, i) => { rolloutWeights[variations[i]._id] = Math.round(Number(pct || 0) * 1000); });
+  serve.weights.forEach((pct, i) => { rolloutWeights[variations[i]._id] = weightOf(pct); });
   return { rolloutWeights, rolloutBucketBy: serve.bucketBy || 'key', rolloutContextKind: serve.contextKind || 'user' };
 }
 
@@ -139,8 +154,8 @@ function serveEditor(serve, variations, path, label) {
     total();
   }
   function total() {
-    const t = serve.weights.reduce((a, b) => a + Number(b || 0), 0);
-    sum.value = `Total ${Math.round(t * 1000) / 1000}%${Math.round(t * 1000) === TOTAL ? '' : ' — must be 100%'}`;
+    const t = rolloutTotal(serve.weights);
+    sum.value = `Total ${t / 1000}%${t === TOTAL ? '' : ' — must be 100%'}`;
   }
   choice.addEventListener('change', () => {
     if (choice.value === 'rollout') {
@@ -357,6 +372,15 @@ export async function render(ctx, rawKey) {
     clearFieldErrors(editorHost);
     const { instructions, sections } = instructionsFor(state.flag, state.draft, state.original, state.allFlags);
     if (!instructions.length) { notify('Nothing to save: the targeting is unchanged.'); return; }
+    const uneven = unevenRollouts(state.draft, sections);
+    if (uneven.length) {
+      // last first, so the first one ends up with the focus
+      for (const [path, pct] of uneven.reverse()) {
+        showFieldError(editorHost, `${path}/rolloutWeights`, `The percentages add up to ${pct}%; they must add up to 100%.`);
+      }
+      notify('Not saved: a percentage rollout must add up to 100%.', 'error');
+      return;
+    }
     try {
       state.flag = await patchSemantic(flagUrl, { environmentKey: app.env, comment: comment.value, instructions }, state.flag._version);
       conflictBox.hidden = true;

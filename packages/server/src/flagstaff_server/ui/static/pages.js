@@ -36,9 +36,26 @@ export function signIn(ctx) {
   email.focus();
 }
 
+// What an admin-only page says to anyone else when the API refuses them (403), instead of
+// "Something went wrong"; any other error still goes to the router's message.
+async function adminOnly(ctx, title, what, load) {
+  try {
+    return await load();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 403) throw error;
+    const who = ctx.app.session;
+    const scope = who.projectKey ? `, limited to ${who.projectKey}` : '';
+    clear(ctx.main, h('h1', {}, title),
+      h('p', {}, `Only an admin of the whole account can ${what}; you are signed in as ${who.name} (${who.role}${scope}).`),
+      h('p', { class: 'muted' }, 'Ask such an admin, or sign out and sign in as one.'));
+    return null;
+  }
+}
+
 export async function accounts(ctx) {
   const { main, notify } = ctx;
-  const answer = await get('/api/v2/accounts');
+  const answer = await adminOnly(ctx, 'Accounts', 'see and create accounts', () => get('/api/v2/accounts'));
+  if (!answer) return;
   const email = h('input', { type: 'email', autocomplete: 'off' });
   const password = h('input', { type: 'password', autocomplete: 'new-password' });
   const role = select(['reader', 'writer', 'admin'], 'writer');
@@ -151,23 +168,34 @@ export async function keys(ctx) {
     }, notify) : null);
 }
 
+// " in Production": what the entry's short description says after "<verb> <name>".
+function whereOf(entry) {
+  const head = `${entry.titleVerb} ${entry.name}`;
+  return entry.shortDescription.startsWith(head) ? entry.shortDescription.slice(head.length) : '';
+}
+
 export async function audit(ctx) {
   const { app, main } = ctx;
   const q = h('input', { type: 'search' });
   const scope = select([['project', `Everything in ${app.project}`], ['env', `Only ${app.env}`], ['all', 'Whole account']], 'project');
   const list = h('ol', { class: 'audit' });
+  let latest = 0;
   async function draw() {
-    const spec = scope.value === 'all' ? '' : scope.value === 'env' ? `proj/${app.project}:env/${app.env}*` : `proj/${app.project}`;
+    // answers can arrive out of order when the filters change quickly: only the last one shows
+    const asked = ++latest;
+    // `proj/p:env/e` is the environment and everything in it, flag-level changes included
+    const spec = scope.value === 'all' ? '' : scope.value === 'env' ? `proj/${app.project}:env/${app.env}` : `proj/${app.project}`;
     const params = new URLSearchParams({ limit: '50' });
     if (spec) params.set('spec', spec);
     if (q.value.trim()) params.set('q', q.value.trim());
     const answer = await get(`/api/v2/auditlog?${params}`);
+    if (asked !== latest) return;
     clear(list, answer.items.length ? answer.items.map((entry) => {
       const before = entry.delta.before ? JSON.stringify(entry.delta.before, null, 2) : '';
       const after = entry.delta.after ? JSON.stringify(entry.delta.after, null, 2) : '';
       return h('li', {}, h('details', {},
         h('summary', {}, time(entry.date), ' ', h('strong', {}, entry.token.name), ` ${entry.titleVerb} `, h('strong', {}, entry.name),
-          entry.comment ? h('span', { class: 'muted' }, ` — ${entry.comment}`) : null),
+          whereOf(entry), entry.comment ? h('span', { class: 'muted' }, ` — ${entry.comment}`) : null),
         h('p', { class: 'mono muted' }, entry.target.resources.join(', ')),
         entry.delta.patch ? h('details', {}, h('summary', {}, 'Request'), h('pre', {}, JSON.stringify(entry.delta.patch, null, 2))) : null,
         h('pre', { class: 'diff', 'aria-label': 'Changes' }, lineDiff(before, after).map(([kind, line]) => h('span', { class: `d-${kind}` }, `${kind === 'add' ? '+ ' : kind === 'del' ? '- ' : '  '}${line}\n`)))));
@@ -194,8 +222,10 @@ export async function debug(ctx) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearFieldErrors(form);
+    // results of an earlier context must not stand beside an error about this one
+    results.replaceChildren();
     let body;
-    try { body = JSON.parse(context.value); } catch (error) { showFieldError(form, '', `Not JSON: ${error.message}`); return; }
+    try { body = JSON.parse(context.value); } catch (error) { showFieldError(form, '', `The context is not valid JSON: ${error.message}`); return; }
     sessionStorage.setItem('flagstaff.context', context.value);
     try {
       const answer = await post(`/api/v2/projects/${enc(app.project)}/environments/${enc(app.env)}/flags/evaluate`, body);
@@ -247,7 +277,8 @@ export async function fleet(ctx) {
 
 export async function tokens(ctx) {
   const { app, main, notify } = ctx;
-  const answer = await get('/api/v2/tokens');
+  const answer = await adminOnly(ctx, 'Access tokens', 'see and create access tokens', () => get('/api/v2/tokens'));
+  if (!answer) return;
   const name = h('input', { autocomplete: 'off' });
   const role = select(['reader', 'writer', 'admin'], 'reader');
   const project = select([['', 'All projects'], ...app.projects.map((p) => [p.key, p.name])], '');
