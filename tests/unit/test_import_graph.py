@@ -194,41 +194,26 @@ def closing_path(component: list[str], graph: Graph) -> list[str]:
     raise AssertionError(f"{component} is not strongly connected")
 
 
-def describe_circles(graph: Graph, components: Iterable[list[str]] | None = None) -> list[str]:
+def describe_circles(graph: Graph) -> list[str]:
     return [
         f"{len(c)} modules: " + " -> ".join(closing_path(c, graph)) + f" (all: {', '.join(c)})"
-        for c in (strongly_connected(graph) if components is None else components)
+        for c in strongly_connected(graph)
     ]
-
-
-# Circles found on main when this test came (issue 14), broken one package per landing: this
-# list only shrinks (the test fails when a listed circle is gone, so that it does) and is empty
-# once the issue's first part is done.
-NOT_YET_BROKEN_IN_PACKAGES: frozenset[frozenset[str]] = frozenset()
-NOT_YET_BROKEN_IN_UI = frozenset({frozenset({"app.js", "pages.js"})})
-
-
-def _assert_no_new_circles(
-    graph: Graph, where: str, not_yet_broken: frozenset[frozenset[str]]
-) -> None:
-    components = strongly_connected(graph)
-    new = [c for c in components if frozenset(c) not in not_yet_broken]
-    assert not new, f"import circles in {where}:\n" + "\n".join(describe_circles(graph, new))
-    gone = sorted(sorted(c) for c in not_yet_broken - {frozenset(c) for c in components})
-    assert not gone, f"circles broken in {where}: take them out of the list: {gone}"
 
 
 def test_packages_import_each_other_without_circles() -> None:
     graph = python_graph(SOURCE_ROOTS)
     assert len(graph) > 100, "the source roots moved: the check would pass on nothing"
-    _assert_no_new_circles(graph, "packages/", NOT_YET_BROKEN_IN_PACKAGES)
+    circles = describe_circles(graph)
+    assert not circles, "import circles in packages/:\n" + "\n".join(circles)
 
 
 def test_ui_javascript_modules_import_each_other_without_circles() -> None:
     graph = js_graph(UI_STATIC)
     assert "app.js" in graph
     assert graph["app.js"], "app.js imports nothing: the import pattern no longer matches"
-    _assert_no_new_circles(graph, "the UI's JavaScript", NOT_YET_BROKEN_IN_UI)
+    circles = describe_circles(graph)
+    assert not circles, "import circles in the UI's JavaScript:\n" + "\n".join(circles)
 
 
 def _write(root: Path, files: Mapping[str, str]) -> None:

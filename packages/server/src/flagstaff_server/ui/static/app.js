@@ -54,7 +54,8 @@ const ROUTES = [
 function ctx(project, env) {
   if (project) app.project = decodeURIComponent(project);
   if (env) app.env = decodeURIComponent(env);
-  return { app, main, notify, flash, clearNotice, go, base, refreshShell: renderShell };
+  // What pages need of the shell comes in here, so no page imports this module.
+  return { app, main, notify, flash, clearNotice, go, base, refreshShell: renderShell, afterSignIn, reloadProjects };
 }
 
 async function loadProjects() {

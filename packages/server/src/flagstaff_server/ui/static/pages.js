@@ -4,10 +4,9 @@ import { get, post, del, enc, ApiError } from './api.js';
 import { h, clear, field, select, button, time, ago } from './dom.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { lineDiff } from './diff.js';
-import { afterSignIn, reloadProjects } from './app.js';
 
 export function signIn(ctx) {
-  const { main } = ctx;
+  const { main, afterSignIn } = ctx;
   const email = h('input', { type: 'email', autocomplete: 'username', required: true });
   const password = h('input', { type: 'password', autocomplete: 'current-password', required: true });
   const token = h('input', { type: 'password', autocomplete: 'off', required: true });
@@ -120,7 +119,7 @@ function createForm(title, fields, label, send, notify) {
 }
 
 export async function projects(ctx) {
-  const { app, main, notify, flash, go } = ctx;
+  const { app, main, notify, flash, go, reloadProjects } = ctx;
   const admin = app.session.role === 'admin' && !app.session.projectKey;
   clear(main, h('h1', {}, 'Projects'),
     h('table', { class: 'list' },
@@ -138,7 +137,7 @@ export async function projects(ctx) {
 }
 
 export async function keys(ctx) {
-  const { app, main, notify } = ctx;
+  const { app, main, notify, reloadProjects } = ctx;
   const answer = await get(`/api/v2/projects/${enc(app.project)}/environments?limit=1000`);
   async function reset(env, which) {
     const label = which === 'apiKey' ? 'SDK key' : 'mobile key';
