@@ -92,9 +92,14 @@ class NodeSdk:
         )
 
 
-def start_node_sdk(node: str, url: str, sdk_key: str, mode: str) -> NodeSdk:
+def start_node_sdk(
+    node: str, url: str, sdk_key: str, mode: str, *, diagnostic_seconds: int | None = None
+) -> NodeSdk:
+    """The SDK in `mode` (`stream` or `poll`); with `diagnostic_seconds` it sends events and
+    diagnostics (a periodic one that often; 60 at least), else neither."""
+    extra = [] if diagnostic_seconds is None else [str(diagnostic_seconds)]
     process = subprocess.Popen(
-        [node, str(SCRIPT), url, sdk_key, mode],
+        [node, str(SCRIPT), url, sdk_key, mode, *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

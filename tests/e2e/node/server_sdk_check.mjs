@@ -1,7 +1,10 @@
 // The official LaunchDarkly Node server SDK pointed at Flagstaff, driven over stdin/stdout by
 // tests/e2e/test_node_server_sdk.py; it reports what the SDK does and judges nothing itself.
 //
-//   node server_sdk_check.mjs <baseUri> <sdkKey> [stream|poll]
+//   node server_sdk_check.mjs <baseUri> <sdkKey> [stream|poll] [diagnosticSeconds]
+//
+// With diagnosticSeconds the SDK sends events and diagnostic events, a periodic one every that
+// many seconds (the SDK's minimum is 60); without, it sends neither.
 //
 // Prints one JSON object per line: {"event":"ready","initialized":bool} once initialization ends,
 // {"event":"update","key":...} for every flag change the SDK announces, and for each stdin line
@@ -10,9 +13,12 @@
 import { createInterface } from 'node:readline';
 import { basicLogger, init } from '@launchdarkly/node-server-sdk';
 
-const [baseUri, sdkKey, mode = 'stream'] = process.argv.slice(2);
-if (!baseUri || !sdkKey || !['stream', 'poll'].includes(mode)) {
-  process.stderr.write('usage: node server_sdk_check.mjs <baseUri> <sdkKey> [stream|poll]\n');
+const [baseUri, sdkKey, mode = 'stream', diagnosticSeconds] = process.argv.slice(2);
+const diagnostics = diagnosticSeconds === undefined ? undefined : Number(diagnosticSeconds);
+if (!baseUri || !sdkKey || !['stream', 'poll'].includes(mode) || Number.isNaN(diagnostics)) {
+  process.stderr.write(
+    'usage: node server_sdk_check.mjs <baseUri> <sdkKey> [stream|poll] [diagnosticSeconds]\n',
+  );
   process.exit(2);
 }
 
@@ -25,8 +31,9 @@ const client = init(sdkKey, {
   streamUri: baseUri,
   eventsUri: baseUri,
   stream: mode === 'stream',
-  sendEvents: false,
-  diagnosticOptOut: true,
+  sendEvents: diagnostics !== undefined,
+  diagnosticOptOut: diagnostics === undefined,
+  ...(diagnostics === undefined ? {} : { diagnosticRecordingInterval: diagnostics }),
   logger: basicLogger({ level: 'warn', destination: (line) => process.stderr.write(`${line}\n`) }),
 });
 client.on('update', ({ key }) => emit({ event: 'update', key }));

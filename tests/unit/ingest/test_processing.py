@@ -177,8 +177,64 @@ def test_diagnostics_report_sdk_stream_state_and_dropped_events() -> None:
         "9.18.4",
         True,
     )
-    assert (report.dropped_events, report.stream_ok, report.stream_ok_ms) == (3, False, HOUR + 10)
+    assert (report.dropped_events, report.stream.ok, report.stream.ok_ms) == (3, False, HOUR + 10)
     assert report.last_ms == HOUR + 100
+
+
+def test_an_instances_stream_state_interval_and_reports_build_up_across_batches(
+    tmp_path: Path,
+) -> None:
+    store = AnalyticsStore(f"sqlite:///{tmp_path / 'a.db'}")
+    ident = {"diagnosticId": "i1", "sdkKeySuffix": "abcdef"}
+    init = {
+        "kind": "diagnostic-init",
+        "id": ident,
+        "creationDate": HOUR,
+        "configuration": {"streamingDisabled": False, "diagnosticRecordingIntervalMillis": 60_000},
+    }
+
+    def periodic(at: int, inits: list[tuple[int, bool]], **extra: Any) -> dict[str, Any]:
+        attempts = [{"timestamp": t, "durationMillis": 3, "failed": not ok} for t, ok in inits]
+        return {
+            "kind": "diagnostic",
+            "id": ident,
+            "creationDate": at,
+            "streamInits": attempts,
+            **extra,
+        }
+
+    batches = [
+        [init, periodic(HOUR + 60_000, [(HOUR + 10, True)])],
+        [periodic(HOUR + 120_000, [(HOUR + 90_000, False), (HOUR + 100_000, False)])],
+        [periodic(HOUR + 180_000, [(HOUR + 150_000, False)])],
+    ]
+    for seq, events in enumerate(batches, start=1):
+        records = [record(seq * 10 + n, e, kind=Kind.DIAGNOSTIC) for n, e in enumerate(events)]
+        store.commit("node", records, now_ms=HOUR)
+    (row,) = store.sdk_instances("shop", "production")
+    assert row["diagnostic_interval_ms"] == 60_000
+    assert (row["stream_ok"], row["stream_ok_ms"], row["stream_failed_ms"]) == (
+        False,
+        HOUR + 10,
+        HOUR + 90_000,
+    )
+    assert (row["first_ms"], row["last_ms"], row["reported_state"]) == (HOUR, HOUR + 180_000, None)
+
+    source = {"state": "INTERRUPTED", "stateSince": HOUR, "dataAgeMillis": 5_000, "source": "stale"}
+    closing = periodic(HOUR + 200_000, [(HOUR + 190_000, True)], dataSource=source, closing=True)
+    store.commit("node", [record(90, closing, kind=Kind.DIAGNOSTIC)], now_ms=HOUR)
+    (row,) = store.sdk_instances("shop", "production")
+    assert (row["reported_state"], row["reported_age_ms"], row["reported_source"]) == (
+        "INTERRUPTED",
+        5_000,
+        "stale",
+    )
+    assert (row["reported_ms"], row["stopped_ms"], row["stream_failed_ms"]) == (
+        HOUR + 200_000,
+        HOUR + 200_000,
+        None,
+    )
+    store.close()
 
 
 def test_a_batch_committed_twice_or_a_repeated_id_adds_nothing(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """What a client reports about itself: `event_stats()` from its event processor, stream attempts
-in diagnostic `streamInits`, and `flag(key)` (the flag as held now, for integrations)."""
+in diagnostic `streamInits`, its data-source status in diagnostics (from the first stream attempt
+to the closing report), and `flag(key)` (the flag as held now, for integrations)."""
 
 from __future__ import annotations
 
@@ -128,6 +129,39 @@ def test_stream_attempts_reach_diagnostic_stream_inits() -> None:
         assert init["timestamp"] >= before_ms
         assert 0 <= init["durationMillis"] < 10_000
     assert inits[1]["timestamp"] >= inits[0]["timestamp"]
+
+
+def test_diagnostics_report_the_data_source_from_the_first_stream_attempt_until_closing() -> None:
+    endpoint = EventsEndpoint()
+    service = StreamService(failures=0)
+    # a whole interval is far beyond the test: the first report must not wait for it
+    events = sink_factory(
+        EventOptions(transport=httpx.MockTransport(endpoint.handle), diagnostic_interval=900.0)
+    )
+    config = Config(
+        "sdk-fleet",
+        base_uri="http://flags.test",
+        protocol="fdv1",
+        timing=TIMING,
+        http_transport=httpx.MockTransport(service.handle),
+        event_sink=events,
+        init_timeout=5.0,
+    )
+    with Client(config) as client:
+        wait_until(client.is_initialized, what="data from the stream")
+
+        def periodic() -> list[dict[str, Any]]:
+            return [d for d in list(endpoint.diagnostics) if d["kind"] == "diagnostic"]
+
+        (first,) = wait_until(periodic, what="the first periodic diagnostic")
+        assert first["dataSource"]["state"] == "VALID"
+        assert first["dataSource"]["source"] == "stream"
+        assert first["dataSource"]["dataAgeMillis"] >= 0
+        assert first["dataSource"]["stateSince"] <= first["creationDate"]
+        assert [init["failed"] for init in first["streamInits"]] == [False]
+        assert "closing" not in first
+    last = endpoint.diagnostics[-1]
+    assert (last["kind"], last["closing"], last["id"]) == ("diagnostic", True, first["id"])
 
 
 def test_flag_is_the_flag_held_now_or_none() -> None:

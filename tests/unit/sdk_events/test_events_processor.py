@@ -319,21 +319,29 @@ def test_diagnostic_init_once_and_periodic_diagnostics_with_drop_counts() -> Non
         recorder, clock=clock, diagnostic_opt_out=False, diagnostic_interval=60.0, capacity=1
     ) as sink:
         sink.record_custom("a", Context.create("x"), None, None)  # index + custom: one dropped
+        assert sink.sync(5)
+        assert [r.body["kind"] for r in recorder.diagnostics()] == ["diagnostic-init"]
+        # the first periodic event goes as soon as the first stream attempt has ended
         sink.record_stream_init(123, 45, False)
         assert sink.sync(5)
         clock.advance(61.0)
         assert sink.sync(5)
         assert sink.sync(5)
     kinds = [r.body["kind"] for r in recorder.diagnostics()]
-    assert kinds == ["diagnostic-init", "diagnostic"]
-    init, periodic = (r.body for r in recorder.diagnostics())
+    assert kinds == ["diagnostic-init", "diagnostic", "diagnostic", "diagnostic"]
+    init, first, periodic, last = (r.body for r in recorder.diagnostics())
     assert init["id"]["sdkKeySuffix"] == "123456"
     assert init["configuration"]["eventsCapacity"] == 1
-    assert periodic["id"] == init["id"]
-    assert periodic["droppedEvents"] == 1
-    assert periodic["droppedEventsByReason"] == {"capacity": 1}
-    assert periodic["eventsInLastBatch"] == 1
-    assert periodic["streamInits"] == [{"timestamp": 123, "durationMillis": 45, "failed": False}]
+    assert first["id"] == periodic["id"] == last["id"] == init["id"]
+    assert first["droppedEvents"] == 1
+    assert first["droppedEventsByReason"] == {"capacity": 1}
+    assert first["eventsInLastBatch"] == 1
+    assert first["streamInits"] == [{"timestamp": 123, "durationMillis": 45, "failed": False}]
+    assert (periodic["droppedEvents"], periodic["streamInits"]) == (0, [])
+    assert "closing" not in first
+    assert "closing" not in periodic
+    # closing: one last report, so the fleet view sees the instance stop at once
+    assert last["closing"] is True
     assert "x-launchdarkly-payload-id" not in recorder.diagnostics()[0].headers
     assert all(
         r.headers.get("host") == EVENTS_URI.removeprefix("http://") for r in recorder.requests

@@ -79,8 +79,12 @@ class _Shell:
         self._system.initialize()
         self._events: EventSink = create_event_sink(config)
         self._events_on = not isinstance(self._events, NullEventSink)
-        # a processor that keeps diagnostics hears of every stream attempt
+        # a processor that keeps diagnostics hears of every stream attempt, and reports the
+        # data-source status in each periodic diagnostic event
         self._system.report_stream_inits(getattr(self._events, "record_stream_init", None))
+        report = getattr(self._events, "report_data_source", None)
+        if report is not None:
+            report(self.data_source_status)
         self._closed = False
         self._system.start()
 

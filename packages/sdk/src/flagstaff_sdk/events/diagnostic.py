@@ -1,5 +1,8 @@
 """Diagnostic events (`diagnostic-init` once, `diagnostic` periodically) in LaunchDarkly's shape,
-plus `droppedEventsByReason` (a Flagstaff extension). Pure builders; must not send anything.
+plus Flagstaff extensions in `diagnostic`: `droppedEventsByReason`, `dataSource` (the client's
+data-source state, since when, the age of its data, what feeds it: the fleet view's data-source
+state and data age) and `closing: true` on the last one a closing client sends. Pure builders;
+must not send anything.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 
 from flagstaff_sdk.config import LAUNCHDARKLY, Config
 from flagstaff_sdk.events.options import EventOptions
+from flagstaff_sdk.status import DataSourceStatus
 
 SDK_NAME = "flagstaff-python-sdk"
 SDK_VERSION = "0.1.0"
@@ -75,8 +79,10 @@ def periodic_event(
     deduplicated_contexts: int,
     events_in_last_batch: int,
     stream_inits: list[dict[str, Any]],
+    data_source: DataSourceStatus | None = None,
+    closing: bool = False,
 ) -> dict[str, Any]:
-    return {
+    event: dict[str, Any] = {
         "kind": "diagnostic",
         "creationDate": now_ms,
         "id": dict(identity),
@@ -87,3 +93,14 @@ def periodic_event(
         "eventsInLastBatch": events_in_last_batch,
         "streamInits": stream_inits,
     }
+    if data_source is not None:
+        age = data_source.data_age
+        event["dataSource"] = {
+            "state": data_source.state.value,
+            "stateSince": int(data_source.since * 1000),
+            "dataAgeMillis": None if age is None else int(age * 1000),
+            "source": data_source.source,
+        }
+    if closing:
+        event["closing"] = True
+    return event

@@ -14,6 +14,7 @@ import queue
 import threading
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from flagstaff_sdk.events.redaction import ContextFormatter, without_anonymous
 from flagstaff_sdk.events.spool import Batch, DiskSpool, MemorySpool, Spool
 from flagstaff_sdk.events.stats import DropReason, EventStats, StatsCounter
 from flagstaff_sdk.events.summary import Summary
+from flagstaff_sdk.status import DataSourceStatus
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +105,9 @@ class EventProcessor:
         self._data_since_ms = self._now_ms()
         self._events_in_last_batch = 0
         self._stream_inits: list[dict[str, Any]] = []
+        self._data_source: Callable[[], DataSourceStatus] | None = None
+        self._reported = False
+        """Whether a periodic diagnostic went out (the first goes when a stream attempt ends)."""
         self._deduplicated = 0
         """Contexts already indexed, since the last diagnostic event."""
         self._deduplicated_unpublished = 0
@@ -167,6 +172,11 @@ class EventProcessor:
         """A stream connection attempt, for the next periodic diagnostic event."""
         self._control.put(_StreamInit(timestamp_ms, duration_ms, failed))
 
+    def report_data_source(self, status: Callable[[], DataSourceStatus]) -> None:
+        """`status()` (the client's data-source status) goes into every periodic diagnostic
+        event as `dataSource`; call before the first one is due."""
+        self._data_source = status
+
     def _refuse(self) -> None:
         self._stats.drop(DropReason.CLOSED if self._closed else DropReason.QUEUE_FULL)
         self._wake.set()
@@ -229,6 +239,9 @@ class EventProcessor:
                     if isinstance(control, _Stop):
                         self._drain()
                         self._flush()
+                        if not options.diagnostic_opt_out:
+                            # the fleet view sees this instance stop now, not two intervals later
+                            self._send_diagnostic(closing=True)
                         self._courier.stop(control.timeout)
                         return
                     self._obey(control)
@@ -251,6 +264,17 @@ class EventProcessor:
             self._next_diagnostic = now + options.diagnostic_interval
             self._send_diagnostic()
 
+    def _read_data_source(self) -> DataSourceStatus | None:
+        status = self._data_source
+        if status is None:
+            return None
+        try:
+            return status()
+        except Exception:
+            # diagnostics must never stop the actor; the event goes without it
+            log.exception("reading the data-source status for a diagnostic event failed")
+            return None
+
     def _obey(self, control: _Control) -> None:
         # timers first: whatever a test or caller did to the clock before asking is seen
         self._tick()
@@ -267,6 +291,12 @@ class EventProcessor:
                     "failed": control.failed,
                 }
             )
+            if not self._reported:
+                # the first periodic event goes out once the first stream attempt has ended,
+                # so the fleet view knows how this instance is fed within seconds of its start
+                # instead of one diagnostic interval (15 minutes) later
+                self._next_diagnostic = self._clock.monotonic()
+                self._wake.set()
 
     def _drain(self) -> None:
         """Turn everything queued into summary counts and buffered events.
@@ -505,7 +535,7 @@ class EventProcessor:
         self._events_in_last_batch = len(events)
         self._courier.submit(Batch(str(uuid.uuid4()), _encode(events), len(events)))
 
-    def _send_diagnostic(self) -> None:
+    def _send_diagnostic(self, *, closing: bool = False) -> None:
         now = self._now_ms()
         dropped_by_reason = {r.value: n for r, n in self._stats.snapshot().dropped.items() if n}
         event = diagnostic.periodic_event(
@@ -517,7 +547,10 @@ class EventProcessor:
             deduplicated_contexts=self._deduplicated,
             events_in_last_batch=self._events_in_last_batch,
             stream_inits=self._stream_inits,
+            data_source=self._read_data_source(),
+            closing=closing,
         )
+        self._reported = True
         self._data_since_ms = now
         self._deduplicated = 0
         self._events_in_last_batch = 0

@@ -40,6 +40,7 @@ from flagstaff_server.adapters.sql.engine import create_store_engine
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.ingest import migration
 from flagstaff_server.ingest.flag_status import Activity
+from flagstaff_server.ingest.fleet import StreamState, fold_inits
 from flagstaff_server.ingest.record import Record
 from flagstaff_server.ingest.tally import (
     BodyRow,
@@ -142,6 +143,14 @@ instances = Table(
     Column("stream_init_ms", BigInteger, nullable=True),
     Column("stream_ok", Boolean, nullable=True),
     Column("stream_ok_ms", BigInteger, nullable=True),
+    Column("diagnostic_interval_ms", BigInteger, nullable=True),
+    Column("stream_failed_ms", BigInteger, nullable=True),
+    Column("reported_state", String(32), nullable=True),
+    Column("reported_since_ms", BigInteger, nullable=True),
+    Column("reported_age_ms", BigInteger, nullable=True),
+    Column("reported_source", String(32), nullable=True),
+    Column("reported_ms", BigInteger, nullable=True),
+    Column("stopped_ms", BigInteger, nullable=True),
 )
 quarantined = Table(
     "ingest_quarantine",
@@ -424,39 +433,62 @@ class AnalyticsStore:
         row = connection.execute(select(instances).where(where)).mappings().first()
         values: dict[str, Any] = {
             name: getattr(report, name)
-            for name in ("sdk_name", "sdk_version", "wrapper", "streaming", "data_since_ms")
+            for name in (
+                "sdk_name",
+                "sdk_version",
+                "wrapper",
+                "streaming",
+                "data_since_ms",
+                "diagnostic_interval_ms",
+            )
             if getattr(report, name) is not None
         }
         if report.platform is not None:
             values["platform"] = orjson.dumps(report.platform).decode()
+        if report.reported_ms is not None and (
+            row is None or row["reported_ms"] is None or report.reported_ms >= row["reported_ms"]
+        ):
+            values.update(
+                reported_state=report.reported_state,
+                reported_since_ms=report.reported_since_ms,
+                reported_age_ms=report.reported_age_ms,
+                reported_source=report.reported_source,
+                reported_ms=report.reported_ms,
+                stopped_ms=report.stopped_ms,
+            )
+        known = (
+            StreamState()
+            if row is None
+            else StreamState(
+                init_ms=row["stream_init_ms"],
+                ok=row["stream_ok"],
+                ok_ms=row["stream_ok_ms"],
+                failed_ms=row["stream_failed_ms"],
+            )
+        )
+        stream = fold_inits(known, report.inits)
+        values.update(
+            stream_init_ms=stream.init_ms,
+            stream_ok=stream.ok,
+            stream_ok_ms=stream.ok_ms,
+            stream_failed_ms=stream.failed_ms,
+        )
         if row is None:
             connection.execute(
                 insert(instances).values(
                     project=project,
                     environment=environment,
                     instance_id=instance_id,
-                    first_ms=report.last_ms,
+                    first_ms=report.first_ms,
                     last_ms=report.last_ms,
                     dropped_events=report.dropped_events,
-                    stream_init_ms=report.stream_init_ms,
-                    stream_ok=report.stream_ok,
-                    stream_ok_ms=report.stream_ok_ms,
                     **values,
                 )
             )
             return
         values["last_ms"] = max(row["last_ms"], report.last_ms)
-        values["first_ms"] = min(row["first_ms"], report.last_ms)
+        values["first_ms"] = min(row["first_ms"], report.first_ms)
         values["dropped_events"] = row["dropped_events"] + report.dropped_events
-        if report.stream_init_ms is not None and (
-            row["stream_init_ms"] is None or report.stream_init_ms >= row["stream_init_ms"]
-        ):
-            values["stream_init_ms"] = report.stream_init_ms
-            values["stream_ok"] = report.stream_ok
-        if report.stream_ok_ms is not None and (
-            row["stream_ok_ms"] is None or report.stream_ok_ms > row["stream_ok_ms"]
-        ):
-            values["stream_ok_ms"] = report.stream_ok_ms
         connection.execute(update(instances).where(where).values(**values))
 
     # queries -----------------------------------------------------------------------------------

@@ -129,10 +129,16 @@ def fleet(
     environment: EnvironmentKey,
 ) -> dict[str, Any]:
     check_environment(plane, project, environment)
-    now = now_ms()
+    # the control plane's clock: a test moves it to see instances age out without waiting
+    now = int(plane.clock().timestamp() * 1000)
     rows = analytics_of(request).sdk_instances(project, environment)
     items = [instance_view(row, now_ms=now) for row in rows]
-    return {"items": items, "stale": sum(1 for item in items if item["staleFlagData"])}
+    return {
+        "items": items,
+        "stale": sum(1 for item in items if item["staleFlagData"]),
+        "running": sum(1 for item in items if not item["stopped"]),
+        "stopped": sum(1 for item in items if item["stopped"]),
+    }
 
 
 @router.get("/contexts", summary="Contexts seen most recently (a bounded index)")

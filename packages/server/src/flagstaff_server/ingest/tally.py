@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
+from flagstaff_server.ingest.fleet import StreamState, fold_inits
 from flagstaff_server.ingest.record import Kind, Record
 
 HOUR_MS = 3_600_000
@@ -25,6 +26,11 @@ malformed. It keeps every stored sum far inside a 64-bit column: one hour's row 
 variation would need more than 4 billion such counters to reach it."""
 NO_VARIATION = -1
 """The variation recorded when none was chosen (an unknown flag, or an error)."""
+MAX_INITS = 100
+"""Stream attempts kept from one batch's reports of one instance (the newest): a report holds
+the attempts of one interval, a handful unless the stream flaps."""
+STATE_CHARS = 32
+"""The longest `dataSource.state` or `.source` kept (the SDK's values are short words)."""
 
 CountKey = tuple[str, str, str, int, int]
 """(project, environment, flag key, hour start ms, variation)"""
@@ -70,12 +76,24 @@ class InstanceReport:
     wrapper: str | None = None
     streaming: bool | None = None
     platform: dict[str, Any] | None = None
+    first_ms: int = 0
+    """Its earliest report in the batch (0: none yet)."""
     last_ms: int = 0
     dropped_events: int = 0
     data_since_ms: int | None = None
-    stream_init_ms: int | None = None
-    stream_ok: bool | None = None
-    stream_ok_ms: int | None = None
+    diagnostic_interval_ms: int | None = None
+    inits: list[tuple[int, bool]] = field(default_factory=list)
+    """Stream attempts reported (time, succeeded), for `fleet.fold_inits`."""
+    stream: StreamState = field(default_factory=StreamState)
+    """`inits` folded from nothing (what this batch alone says)."""
+    reported_state: str | None = None
+    reported_since_ms: int | None = None
+    reported_age_ms: int | None = None
+    reported_source: str | None = None
+    reported_ms: int | None = None
+    """Flagstaff's own SDK's `dataSource` in its newest `diagnostic`, and that event's time."""
+    stopped_ms: int | None = None
+    """The time of a `diagnostic` with `closing: true` newer than every other report."""
 
 
 @dataclass(slots=True)
@@ -296,6 +314,7 @@ def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> i
     key = (record.project, record.environment, instance_id)
     report = result.instances.setdefault(key, InstanceReport())
     report.last_ms = max(report.last_ms, created)
+    report.first_ms = min(report.first_ms, created) if report.first_ms else created
     sdk = event.get("sdk")
     if isinstance(sdk, dict):
         report.sdk_name = text_or_none(sdk.get("name"))
@@ -313,19 +332,41 @@ def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> i
     since = event.get("dataSinceDate")
     if type(since) is int and 0 < since <= MAX_MS:
         report.data_since_ms = since
+    if isinstance(configuration, dict):
+        interval = configuration.get("diagnosticRecordingIntervalMillis")
+        if type(interval) is int and 0 < interval <= MAX_COUNT:
+            report.diagnostic_interval_ms = interval
     inits = event.get("streamInits")
     if isinstance(inits, list):
-        for init in inits:
-            if not isinstance(init, dict):
-                continue
-            at = as_ms(init.get("timestamp"), created)
-            ok = init.get("failed") is not True
-            if report.stream_init_ms is None or at >= report.stream_init_ms:
-                report.stream_init_ms = at
-                report.stream_ok = ok
-            if ok and (report.stream_ok_ms is None or at > report.stream_ok_ms):
-                report.stream_ok_ms = at
+        for init in inits[-MAX_INITS:]:
+            if isinstance(init, dict):
+                report.inits.append(
+                    (as_ms(init.get("timestamp"), created), init.get("failed") is not True)
+                )
+        del report.inits[:-MAX_INITS]
+        report.stream = fold_inits(StreamState(), report.inits)
+    if event.get("kind") == "diagnostic" and (
+        report.reported_ms is None or created >= report.reported_ms
+    ):
+        add_reported_state(report, event, created)
     return created
+
+
+def add_reported_state(report: InstanceReport, event: Mapping[str, Any], created: int) -> None:
+    """The newest periodic report's word on the data source and on closing (Flagstaff's own
+    SDK's extensions; a LaunchDarkly SDK's report clears them)."""
+    source = event.get("dataSource")
+    report.reported_ms = created
+    report.reported_state = report.reported_source = None
+    report.reported_since_ms = report.reported_age_ms = None
+    if isinstance(source, dict):
+        state, feed = source.get("state"), source.get("source")
+        report.reported_state = state if is_text(state) and len(state) <= STATE_CHARS else None
+        report.reported_source = feed if is_text(feed) and len(feed) <= STATE_CHARS else None
+        since, age = source.get("stateSince"), source.get("dataAgeMillis")
+        report.reported_since_ms = since if type(since) is int and 0 < since <= MAX_MS else None
+        report.reported_age_ms = age if type(age) is int and 0 <= age <= MAX_MS else None
+    report.stopped_ms = created if event.get("closing") is True else None
 
 
 def context_parts(context: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:

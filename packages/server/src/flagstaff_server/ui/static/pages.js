@@ -259,18 +259,22 @@ export async function fleet(ctx) {
     clear(main, h('h1', {}, 'SDK fleet'), h('p', { class: 'muted' }, `no data (${error.message})`));
     return;
   }
+  const pill = (i) => (i.stopped ? ['off', 'stopped'] : i.staleFlagData ? ['off', 'stale'] : ['on', 'current']);
+  const age = (i) => (i.stopped ? '' : i.dataAgeMs === null ? 'unknown' : `${Math.round(i.dataAgeMs / 1000)} s`);
+  const state = (i) => (i.dataSourceState === 'unknown' ? 'no report yet' : i.dataSourceState);
+  const due = (i) => (i.nextReportBy ? { title: `next report due by ${new Date(i.nextReportBy).toLocaleString()}` } : {});
   clear(main, h('h1', {}, `SDK fleet in ${app.env}`),
-    h('p', {}, `${answer.items.length} SDK instances reporting; ${answer.stale} on stale flag data.`),
+    h('p', {}, `${answer.running} SDK instances running, ${answer.stopped} stopped; ${answer.stale} on stale flag data.`),
     answer.items.length ? h('table', { class: 'list' },
       h('thead', {}, h('tr', {}, ['Instance', 'SDK', 'Data source', 'Data age', 'Last seen', 'Dropped events', 'Stale'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, answer.items.map((i) => h('tr', {},
         h('td', { class: 'mono' }, i.instanceId),
         h('td', {}, `${i.sdk.name || '?'} ${i.sdk.version || ''}${i.wrapper ? ` (${JSON.stringify(i.wrapper)})` : ''}`),
-        h('td', {}, i.dataSourceState),
-        h('td', {}, i.dataAgeMs === null ? 'unknown' : `${Math.round(i.dataAgeMs / 1000)} s`),
+        h('td', due(i), state(i)),
+        h('td', {}, age(i)),
         h('td', {}, ago(i.lastSeen)),
         h('td', {}, String(i.droppedEvents)),
-        h('td', {}, h('span', { class: `pill ${i.staleFlagData ? 'off' : 'on'}` }, i.staleFlagData ? 'stale' : 'current'))))))
+        h('td', {}, h('span', { class: `pill ${pill(i)[0]}` }, pill(i)[1]))))))
       : h('p', { class: 'muted' }, 'no data: no SDK has sent diagnostics to this environment yet'));
 }
 
