@@ -352,7 +352,8 @@ def backend(kind: str) -> Iterator[str | None]:
 def propagation(n: int, kind: str) -> dict[str, Any]:
     from bench.api import ADMIN_TOKEN, SEMANTIC, running_server
 
-    with backend(kind) as database, running_server(database) as url:
+    with backend(kind) as database, running_server(database) as served:
+        url = served.url
         admin = httpx.Client(base_url=url, headers={"Authorization": ADMIN_TOKEN}, timeout=30)
         admin.post("/api/v2/projects", json={"key": "bench", "name": "Bench"}).raise_for_status()
         admin.post("/api/v2/flags/bench", json={"key": "f", "name": "F"}).raise_for_status()
