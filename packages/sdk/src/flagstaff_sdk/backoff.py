@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from flagstaff_sdk.clock import Clock
 from flagstaff_sdk.config import Timing
+from flagstaff_sdk.errors import HttpStatusError
 
 
 class Backoff:
@@ -69,3 +70,10 @@ class Backoff:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return delay
+
+    def delay_after(self, error: BaseException) -> float:
+        """The wait after `error`: a status says whether it was unexpected and may carry a
+        `Retry-After`; any other error is an ordinary failure."""
+        if isinstance(error, HttpStatusError):
+            return self.delay(unexpected=not error.recoverable, retry_after=error.retry_after)
+        return self.delay()
