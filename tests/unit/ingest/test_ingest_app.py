@@ -181,3 +181,28 @@ async def test_payloads_nested_too_deep_are_400_on_every_endpoint_and_leave_noth
         assert response.headers["content-type"] == "application/problem+json"
         assert response.json()["path"].startswith(("/0/data/0/0", "/platform/0/0"))
     assert node.journal.durable_seq == 0
+
+
+async def test_every_event_endpoint_refuses_a_body_over_its_limit_declared_or_chunked(
+    node: IngestNode, client: httpx.AsyncClient
+) -> None:
+    """The management API's body limit has its twin here (`max_body_bytes`, 100 kB in these
+    tests), for the browser and mobile paths and for bodies without a length as well."""
+    big = b"[" + b" " * 200_000 + b"]"
+
+    async def streamed() -> AsyncIterator[bytes]:
+        for start in range(0, len(big), 16_384):
+            yield big[start : start + 16_384]
+
+    mobile = headers(key=f"api_key {MOBILE_KEY}")
+    for path, sent in (
+        ("/bulk", headers()),
+        ("/diagnostic", headers()),
+        ("/mobile/events/bulk", mobile),
+        (f"/events/bulk/{CLIENT_ID}", {"Content-Type": "application/json"}),
+    ):
+        for content in (big, streamed()):
+            response = await client.post(path, content=content, headers=sent)
+            assert response.status_code == 413, (path, response.text)
+            assert response.json()["code"] == "payload_too_large"
+    assert node.journal.durable_seq == 0

@@ -136,7 +136,9 @@ class Flagstaff:
             key_grace=timedelta(seconds=self.settings.key_grace_seconds),
             admin_token=self.settings.admin_token,
         )
-        self.api = build_api(self.plane, version=self.version)
+        self.api = build_api(
+            self.plane, version=self.version, max_body_bytes=self.settings.api_max_body_bytes
+        )
         if self.settings.serves_api or self.settings.serves_ingest:
             if self.analytics is None:
                 self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)

@@ -24,6 +24,9 @@ DEFAULT_PORT = 8030
 # An old SDK or mobile key keeps working this long after a reset, so running services can roll
 # their configuration without an outage (LaunchDarkly offers a similar expiry on key resets).
 DEFAULT_KEY_GRACE_SECONDS = 24 * 60 * 60
+# 1 MiB: a flag with thousands of targets is a few hundred kB; a bigger import file needs the
+# limit raised.
+DEFAULT_API_MAX_BODY_BYTES = 1 << 20
 
 ADMIN_TOKEN_ENV = "FLAGSTAFF_ADMIN_TOKEN"
 DATABASE_ENV = "FLAGSTAFF_DATABASE_URL"
@@ -38,6 +41,7 @@ HEARTBEAT_ENV = "FLAGSTAFF_HEARTBEAT_SECONDS"
 ANALYTICS_DATABASE_ENV = "FLAGSTAFF_ANALYTICS_DATABASE_URL"
 INGEST_DISK_BUDGET_ENV = "FLAGSTAFF_INGEST_DISK_BUDGET_BYTES"
 INGEST_PROCESS_ENV = "FLAGSTAFF_INGEST_PROCESS"
+API_MAX_BODY_ENV = "FLAGSTAFF_API_MAX_BODY_BYTES"
 
 # The delivery knobs default to the values docs/delivery.md argues for.
 _LIMITS = Limits()
@@ -63,6 +67,8 @@ class Settings:
     admin_token: str | None = field(default=None, repr=False)
     # Create the demo project when the store holds no project yet.
     seed_demo: bool = True
+    # Management API request bodies beyond this are answered 413 unread (docs/management-api.md).
+    api_max_body_bytes: int = DEFAULT_API_MAX_BODY_BYTES
     # Delivery admission control, per node (docs/delivery.md, "Admission control").
     max_streams: int = _LIMITS.max_streams
     full_sends_per_second: float = _LIMITS.full_sends_per_second
@@ -118,7 +124,10 @@ class Settings:
             raise SettingsError(
                 f"heartbeat must be above 0 and at most 60 seconds, got {self.heartbeat_seconds}"
             )
-
+        if self.api_max_body_bytes < 1:
+            raise SettingsError(
+                f"the API body limit must be at least 1 byte, got {self.api_max_body_bytes}"
+            )
         if self.ingest_disk_budget_bytes < 1:
             raise SettingsError(
                 f"ingest disk budget must be at least 1 byte, got {self.ingest_disk_budget_bytes}"
@@ -178,6 +187,8 @@ class Settings:
             values["ingest_disk_budget_bytes"] = parse_int(
                 environ[INGEST_DISK_BUDGET_ENV], INGEST_DISK_BUDGET_ENV
             )
+        if environ.get(API_MAX_BODY_ENV):
+            values["api_max_body_bytes"] = parse_int(environ[API_MAX_BODY_ENV], API_MAX_BODY_ENV)
         if environ.get(INGEST_PROCESS_ENV):
             values["ingest_process"] = environ[INGEST_PROCESS_ENV].lower() not in ("0", "false")
         if environ.get(KEY_GRACE_ENV):

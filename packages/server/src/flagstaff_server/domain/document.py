@@ -22,6 +22,14 @@ KEY_PATTERN = re.compile(r"^[A-Za-z0-9._-]+$")
 
 KEY_MAX_LENGTH = 256
 
+# Bounds on text, so no name or comment is megabytes long (an audit entry shows the name of what
+# changed in several sentences, and every UI list shows names).
+NAME_MAX_LENGTH = 256
+"""Names, and short identifiers given in a body (a rule's `ref`, a maintainer)."""
+TEXT_MAX_LENGTH = 4096
+"""Descriptions, comments, custom property values."""
+TAG_MAX_LENGTH = 64
+
 CONTEXT_KIND_PATTERN = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
@@ -94,6 +102,26 @@ def require_int(value: Any, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(f"expected an integer at {path}", path=path)
     return value
+
+
+def require_text(value: Any, path: str, max_length: int) -> str:
+    """A string of at most `max_length` characters."""
+    text = require_string(value, path)
+    if len(text) > max_length:
+        raise ValidationError(
+            f"{path} may have at most {max_length} characters, not {len(text)}", path=path
+        )
+    return text
+
+
+def require_comment(body: dict[str, Any]) -> str | None:
+    """The optional `comment` of a patch body."""
+    comment = body.get("comment")
+    if comment is None:
+        return None
+    if not isinstance(comment, str):
+        raise ValidationError("'comment' must be a string", path="/comment")
+    return require_text(comment, "/comment", TEXT_MAX_LENGTH)
 
 
 def require_strings(value: Any, path: str) -> list[str]:

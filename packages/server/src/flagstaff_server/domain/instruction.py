@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flagstaff_server.domain.document import Document, IdFactory, clone, json_equal
+from flagstaff_server.domain.document import (
+    Document,
+    IdFactory,
+    clone,
+    json_equal,
+    require_comment,
+)
 from flagstaff_server.domain.validation import validate_clause
 from flagstaff_server.errors import InvalidInput, ValidationError
 
@@ -33,9 +39,7 @@ class SemanticPatchResult:
 def parse_semantic_patch_body(body: Any) -> SemanticPatch:
     if not isinstance(body, dict):
         raise InvalidInput("a semantic patch must be a JSON object", path="/")
-    comment = body.get("comment")
-    if comment is not None and not isinstance(comment, str):
-        raise ValidationError("'comment' must be a string", path="/comment")
+    comment = require_comment(body)
     environment_key = body.get("environmentKey")
     if environment_key is not None and not isinstance(environment_key, str):
         raise ValidationError("'environmentKey' must be a string", path="/environmentKey")

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from flagstaff_server.domain.document import Document, clone, json_equal
+from flagstaff_server.domain.document import Document, clone, json_equal, require_comment
 from flagstaff_server.errors import InvalidInput, ValidationError, VersionConflict
 from flagstaff_server.nesting import MAX_DOCUMENT_DEPTH, too_deep_message, where_too_deep
 
@@ -56,9 +56,7 @@ def parse_patch_body(body: Any) -> PatchRequest:
         return PatchRequest(kind="json", operations=_operations(body, "/"), merge={}, comment=None)
     if not isinstance(body, dict):
         raise InvalidInput("a PATCH body must be a JSON Patch array or an object", path="/")
-    comment = body.get("comment")
-    if comment is not None and not isinstance(comment, str):
-        raise ValidationError("'comment' must be a string", path="/comment")
+    comment = require_comment(body)
     if "patch" in body:
         operations = _operations(body["patch"], "/patch")
         return PatchRequest(kind="json", operations=operations, merge={}, comment=comment)

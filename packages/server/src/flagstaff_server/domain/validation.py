@@ -16,6 +16,9 @@ from typing import Any
 from flagstaff_core import pattern_error
 
 from flagstaff_server.domain.document import (
+    NAME_MAX_LENGTH,
+    TAG_MAX_LENGTH,
+    TEXT_MAX_LENGTH,
     Document,
     field,
     is_valid_context_kind,
@@ -28,6 +31,7 @@ from flagstaff_server.domain.document import (
     require_object,
     require_string,
     require_strings,
+    require_text,
 )
 from flagstaff_server.errors import ValidationError
 from flagstaff_server.nesting import (
@@ -107,6 +111,21 @@ def is_attribute_reference(text: str) -> bool:
         return True
     parts = text[1:].split("/")
     return all(part != "" and not re.search(r"~(?![01])", part) for part in parts)
+
+
+def check_name(value: Any, path: str) -> str:
+    return require_text(value, path, NAME_MAX_LENGTH)
+
+
+def check_text(value: Any, path: str) -> str:
+    return require_text(value, path, TEXT_MAX_LENGTH)
+
+
+def check_tags(value: Any, path: str) -> list[str]:
+    tags = require_strings(value, path)
+    for index, tag in enumerate(tags):
+        require_text(tag, f"{path}/{index}", TAG_MAX_LENGTH)
+    return tags
 
 
 def check_value_depth(value: Any, path: str) -> None:
@@ -244,16 +263,17 @@ class _FlagValidator:
     def validate(self) -> None:
         document = require_object(self.document, "")
         self.key = _validate_key(document, "flag", strict=self.strict)
-        name = require_string(field(document, "name", ""), "/name")
+        name = check_name(field(document, "name", ""), "/name")
         if self.strict and name.strip() == "":
             raise ValidationError("a flag needs a non-empty name", path="/name")
         self._validate_variations(document)
         for name, check in (
-            ("description", require_string),
+            ("description", check_text),
+            ("maintainerId", check_name),
             ("temporary", require_bool),
             ("archived", require_bool),
             ("deprecated", require_bool),
-            ("tags", require_strings),
+            ("tags", check_tags),
             ("_version", require_int),
             ("creationDate", require_int),
             ("includeInSnippet", require_bool),
@@ -279,8 +299,8 @@ class _FlagValidator:
             path = f"/variations/{index}"
             variation = require_object(variation, path)
             check_value_depth(field(variation, "value", path), f"{path}/value")
-            _optional(variation, "name", require_string, path)
-            _optional(variation, "description", require_string, path)
+            _optional(variation, "name", check_name, path)
+            _optional(variation, "description", check_text, path)
             if "_id" in variation:
                 variation_id = require_string(variation["_id"], f"{path}/_id")
                 if variation_id in ids:
@@ -326,9 +346,16 @@ class _FlagValidator:
         properties = require_object(document["customProperties"], "/customProperties")
         for key, prop in properties.items():
             path = pointer("customProperties", key)
+            if len(key) > NAME_MAX_LENGTH:
+                raise ValidationError(
+                    f"a custom property key may have at most {NAME_MAX_LENGTH} characters",
+                    path=path,
+                )
             prop = require_object(prop, path)
-            require_string(field(prop, "name", path), f"{path}/name")
-            require_strings(field(prop, "value", path), f"{path}/value")
+            check_name(field(prop, "name", path), f"{path}/name")
+            values = require_strings(field(prop, "value", path), f"{path}/value")
+            for index, value in enumerate(values):
+                check_text(value, f"{path}/value/{index}")
 
     def _validate_environment(self, config: Any, path: str) -> None:
         config = require_object(config, path)
@@ -402,9 +429,9 @@ class _FlagValidator:
             rule = _validate_rule_clauses(rule, rule_path, ids, strict=self.strict)
             for name, check in (
                 ("trackEvents", require_bool),
-                ("description", require_string),
+                ("description", check_text),
                 ("disabled", require_bool),
-                ("ref", require_string),
+                ("ref", check_name),
             ):
                 _optional(rule, name, check, rule_path)
             self._validate_variation_or_rollout(rule, rule_path)
@@ -538,10 +565,10 @@ class _SegmentValidator:
     def validate(self) -> None:
         document = require_object(self.document, "")
         _validate_key(document, "segment", strict=self.strict)
-        require_string(field(document, "name", ""), "/name")
+        check_name(field(document, "name", ""), "/name")
         for name, check in (
-            ("description", require_string),
-            ("tags", require_strings),
+            ("description", check_text),
+            ("tags", check_tags),
             ("version", require_int),
             ("creationDate", require_int),
             ("lastModifiedDate", require_int),
@@ -591,7 +618,7 @@ class _SegmentValidator:
 
     def _validate_rule(self, rule: Any, path: str, ids: set[str]) -> None:
         rule = _validate_rule_clauses(rule, path, ids, strict=self.strict)
-        _optional(rule, "description", require_string, path)
+        _optional(rule, "description", check_text, path)
         _optional(rule, "bucketBy", require_string, path)
         _optional(rule, "rolloutContextKind", require_string, path)
         if rule.get("weight") is not None:

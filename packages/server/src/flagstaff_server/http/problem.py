@@ -68,7 +68,7 @@ STATUS_CODES: Mapping[int, str] = {
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
-    413: "request_entity_too_large",
+    413: "payload_too_large",
     415: "unsupported_media_type",
     429: "rate_limited",
     503: "service_unavailable",

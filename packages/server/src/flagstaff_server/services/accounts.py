@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from flagstaff_server.domain.document import NAME_MAX_LENGTH
 from flagstaff_server.errors import Forbidden, NotFound, ValidationError
 from flagstaff_server.services.access import ROLE_RANK, Actor, authorize
 from flagstaff_server.services.password import check_strength, hash_password
@@ -19,7 +20,6 @@ from flagstaff_server.services.ports import AccountRecord, JsonObject, Role
 # Deliberately loose: one @, something on each side, no spaces. Mail is never sent.
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 EMAIL_MAX_LENGTH = 254
-NAME_MAX_LENGTH = 256
 ACCOUNT_ACTOR_PREFIX = "account:"
 
 

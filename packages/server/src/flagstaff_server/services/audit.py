@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flagstaff_server.domain import FlagChange, flag_change
+from flagstaff_server.domain.document import NAME_MAX_LENGTH
 from flagstaff_server.errors import NotFound
 from flagstaff_server.services.access import (
     ADMIN_TOKEN_ID,
@@ -149,18 +150,30 @@ def environment_names(uow: UnitOfWork) -> dict[tuple[str, str], str]:
     return {(record.project, record.key): record.name for record in uow.environments.list()}
 
 
+def abridged(text: str) -> str:
+    """`text` for a sentence: names and comments are bounded on input, but entries written
+    before the bounds may hold megabytes, which the sentences must not repeat."""
+    if len(text) <= NAME_MAX_LENGTH:
+        return text
+    return text[: NAME_MAX_LENGTH - 1] + "…"
+
+
 def represent(
     entry: AuditEntry, names: Mapping[str, str], environments: EnvironmentNames
 ) -> JsonObject:
+    """LaunchDarkly's entry, with each stored value once: the documents before and after and the
+    request are in `delta` only (LaunchDarkly's `previousVersion`/`currentVersion` would repeat
+    them), and the sentences carry the name and comment abridged."""
     change = change_of(entry)
     resources = resources_of(entry, change)
     name = name_of(entry)
+    short_name = abridged(name)
     verb = title_verb(entry.action, change)
     where = environment_phrase(entry.action, resources, environments)
-    actor_name = names.get(entry.actor, entry.actor)
-    description = f"{actor_name} {verb} {name}{where}"
+    actor_name = abridged(names.get(entry.actor, entry.actor))
+    description = f"{actor_name} {verb} {short_name}{where}"
     if entry.comment:
-        description += f": {entry.comment}"
+        description += f": {abridged(entry.comment)}"
     return {
         "_links": {"self": {"href": f"/api/v2/auditlog/{entry.id}", "type": "application/json"}},
         "_id": entry.id,
@@ -170,15 +183,13 @@ def represent(
         "kind": entry.kind,
         "name": name,
         "description": description,
-        "shortDescription": f"{verb} {name}{where}",
+        "shortDescription": f"{verb} {short_name}{where}",
         "comment": entry.comment,
         "token": {"_id": entry.actor, "name": actor_name},
         "titleVerb": verb,
         "title": description,
-        "target": {"name": name, "resources": resources},
+        "target": {"name": short_name, "resources": resources},
         "delta": {"before": entry.before, "after": entry.after, "patch": entry.patch},
-        "previousVersion": entry.before,
-        "currentVersion": entry.after,
     }
 
 

@@ -10,14 +10,18 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flagstaff_server.domain.document import KEY_MAX_LENGTH, is_valid_key
+from flagstaff_server.domain.document import (
+    KEY_MAX_LENGTH,
+    NAME_MAX_LENGTH,
+    TEXT_MAX_LENGTH,
+    is_valid_key,
+)
 from flagstaff_server.domain.json_patch import apply_json_patch, apply_merge_patch, parse_patch_body
 from flagstaff_server.errors import ValidationError
 
 Rule = Callable[[Any, str], Any]
 """A field rule: the checked value, or a `ValidationError` at the given JSON pointer."""
 
-NAME_MAX_LENGTH = 256
 TAG_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 COLOR_PATTERN = re.compile(r"^[0-9A-Fa-f]{6}$")
 # A week, in minutes: the PHP SDK's cache lifetime; longer would hide changes for too long.
@@ -73,7 +77,7 @@ def check_default_ttl(value: Any, path: str) -> int:
     return value
 
 
-def check_string(value: Any, path: str, *, max_length: int = 4096) -> str:
+def check_string(value: Any, path: str, *, max_length: int = TEXT_MAX_LENGTH) -> str:
     if not isinstance(value, str) or len(value) > max_length:
         raise ValidationError(f"expected a string of at most {max_length} characters", path=path)
     return value

@@ -233,8 +233,7 @@ def create_flag(plane: ControlPlane, actor: Actor, project: str, body: object) -
             kind="flag",
             resource=resource_of(project, key),
             action="createFlag",
-            patch=body,
-            after=document,
+            after=document,  # the body made it: kept once, as the document
         )
         for env in environments:
             announce(tx, project, document, env.key)

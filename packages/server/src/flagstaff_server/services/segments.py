@@ -114,8 +114,7 @@ def create_segment(
             kind="segment",
             resource=resource_of(project, environment, key),
             action="createSegment",
-            patch=body,
-            after=document,
+            after=document,  # the body made it: kept once, as the document
         )
         announce(tx, project, environment, document)
     return present_segment(document, project_key=project, environment_key=environment)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from flagstaff_server.domain.document import is_valid_key
+from flagstaff_server.domain.document import NAME_MAX_LENGTH, is_valid_key
 from flagstaff_server.errors import NotFound, ValidationError
 from flagstaff_server.services.access import (
     ROLE_RANK,
@@ -20,8 +20,6 @@ from flagstaff_server.services.access import (
 from flagstaff_server.services.field import check_string
 from flagstaff_server.services.plane import ControlPlane, epoch_millis, new_id
 from flagstaff_server.services.ports import JsonObject, Role, TokenRecord, UnitOfWork
-
-NAME_MAX_LENGTH = 256
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,9 +28,11 @@ from flagstaff_server.http.api import (
     sessions,
     tokens,
 )
+from flagstaff_server.http.api.body_limit import BodyLimit
 from flagstaff_server.http.api.content import screen_request
 from flagstaff_server.ingest import insight_api
 from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.settings import DEFAULT_API_MAX_BODY_BYTES
 
 PREFIX = "/api/v2"
 OPENAPI_PATH = f"{PREFIX}/openapi.json"
@@ -42,6 +44,7 @@ ERROR_STATUSES = {
     "403": "The access token's role or scope does not allow this",
     "404": "No such resource",
     "409": "Conflict: the key is taken, or the version test failed",
+    "413": "The request body is larger than the server's limit (1 MiB unless configured)",
     "415": "The request body is not JSON",
     "503": "The store is unavailable",
 }
@@ -86,14 +89,16 @@ def document(app: FastAPI) -> dict[str, Any]:
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             for code, description in ERROR_STATUSES.items():
-                if code == "415" and method.upper() not in ("POST", "PUT", "PATCH"):
+                if code in ("413", "415") and method.upper() not in ("POST", "PUT", "PATCH"):
                     continue
                 responses.setdefault(code, {"description": description, "content": problem_content})
     app.openapi_schema = spec
     return spec
 
 
-def build_api(plane: ControlPlane, *, version: str) -> FastAPI:
+def build_api(
+    plane: ControlPlane, *, version: str, max_body_bytes: int = DEFAULT_API_MAX_BODY_BYTES
+) -> FastAPI:
     app = FastAPI(
         title="Flagstaff management API",
         description="A subset of LaunchDarkly's REST API v2. Authenticate with an access token in "
@@ -105,6 +110,7 @@ def build_api(plane: ControlPlane, *, version: str) -> FastAPI:
         dependencies=[Depends(screen_request)],
     )
     app.state.plane = plane
+    app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes)
     problem.install(app)
     for router in routers():
         app.include_router(router, prefix=PREFIX)

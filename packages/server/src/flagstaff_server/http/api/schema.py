@@ -184,9 +184,10 @@ class AuditLogEntry(Response):
     title_verb: str
     title: str
     target: Target
-    delta: Delta
-    previous_version: dict[str, Any] | None
-    current_version: dict[str, Any] | None
+    delta: Delta = Field(
+        description="The documents before and after the change and the request; LaunchDarkly's "
+        "`previousVersion`/`currentVersion` are left out, as they would repeat them"
+    )
 
 
 class AuditLog(Response):
