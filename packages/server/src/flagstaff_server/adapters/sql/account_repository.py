@@ -12,7 +12,7 @@ from sqlalchemy import Row, delete, select
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
 from flagstaff_server.adapters.sql import schema
-from flagstaff_server.adapters.sql.repository import Transaction
+from flagstaff_server.adapters.sql.transaction import Transaction
 from flagstaff_server.errors import AlreadyExists
 from flagstaff_server.services.ports import AccountRecord, Role, SessionRecord
 

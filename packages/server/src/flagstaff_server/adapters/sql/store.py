@@ -14,18 +14,16 @@ from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from flagstaff_server.adapters.sql.account_repository import SqlAccounts, SqlSessions
+from flagstaff_server.adapters.sql.audit_repository import SqlAudit
+from flagstaff_server.adapters.sql.change_repository import SqlChanges
 from flagstaff_server.adapters.sql.engine import WRITE_OPTION, create_store_engine
+from flagstaff_server.adapters.sql.environment_repository import SqlEnvironments
+from flagstaff_server.adapters.sql.flag_repository import SqlFlags
 from flagstaff_server.adapters.sql.migration import upgrade
-from flagstaff_server.adapters.sql.repository import (
-    SqlAudit,
-    SqlChanges,
-    SqlEnvironments,
-    SqlFlags,
-    SqlProjects,
-    SqlSegments,
-    SqlTokens,
-    Transaction,
-)
+from flagstaff_server.adapters.sql.project_repository import SqlProjects
+from flagstaff_server.adapters.sql.segment_repository import SqlSegments
+from flagstaff_server.adapters.sql.token_repository import SqlTokens
+from flagstaff_server.adapters.sql.transaction import Transaction
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.services.ports import Store
 

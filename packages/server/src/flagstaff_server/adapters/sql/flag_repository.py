@@ -1,0 +1,78 @@
+"""The SQL repository of flags, compare-and-set on `version`. Rows to records and back inside
+the unit of work's transaction; never commits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from sqlalchemy import Row, delete, select, update
+
+from flagstaff_server.adapters.sql import schema
+from flagstaff_server.adapters.sql.json_column import dump
+from flagstaff_server.adapters.sql.project_repository import SqlProjects
+from flagstaff_server.adapters.sql.transaction import Transaction, raise_missing_or_stale
+from flagstaff_server.errors import AlreadyExists, NotFound
+from flagstaff_server.services.ports import FlagRecord
+
+
+class SqlFlags:
+    def __init__(self, tx: Transaction) -> None:
+        self._tx = tx
+
+    def get(self, project: str, key: str, *, for_update: bool = False) -> FlagRecord | None:
+        table = schema.flags
+        query = select(table).where(table.c.project == project, table.c.key == key)
+        row = self._tx.connection.execute(self._tx.locking(query, for_update)).first()
+        return None if row is None else _flag(row)
+
+    def list(self, project: str) -> list[FlagRecord]:
+        table = schema.flags
+        rows = self._tx.connection.execute(
+            select(table).where(table.c.project == project).order_by(table.c.key)
+        )
+        return [_flag(row) for row in rows]
+
+    def add(self, record: FlagRecord) -> None:
+        self._tx.writable()  # a read-only unit of work refuses before it reads
+        if SqlProjects(self._tx).get(record.project) is None:
+            raise NotFound(f"project {record.project!r} not found")
+        if self.get(record.project, record.key) is not None:
+            raise AlreadyExists(f"flag {record.key!r} already exists")
+        row = {
+            "project": record.project,
+            "key": record.key,
+            "version": record.version,
+            "doc": dump(record.doc),
+        }
+        self._tx.insert_row(schema.flags, row, taken=f"flag {record.key!r} already exists")
+
+    def replace(self, record: FlagRecord, expected_version: int) -> None:
+        table = schema.flags
+        where = (table.c.project == record.project, table.c.key == record.key)
+        # The version test is part of the UPDATE, so a concurrent writer that committed first
+        # makes this match no row (PostgreSQL re-checks the condition after waiting for it).
+        result = self._tx.writable().execute(
+            update(table)
+            .where(*where, table.c.version == expected_version)
+            .values(version=record.version, doc=dump(record.doc))
+        )
+        if result.rowcount == 0:
+            raise_missing_or_stale(
+                self.get(record.project, record.key), f"flag {record.key!r}", expected_version
+            )
+
+    def delete(self, project: str, key: str, expected_version: int | None = None) -> None:
+        table = schema.flags
+        conditions = [table.c.project == project, table.c.key == key]
+        if expected_version is not None:
+            conditions.append(table.c.version == expected_version)
+        result = self._tx.writable().execute(delete(table).where(*conditions))
+        if result.rowcount == 0:
+            raise_missing_or_stale(self.get(project, key), f"flag {key!r}", expected_version)
+
+
+def _flag(row: Row[Any]) -> FlagRecord:
+    return FlagRecord(
+        project=row.project, key=row.key, version=row.version, doc=orjson.loads(row.doc)
+    )
