@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/integrati
 
 from management import Keys, create_flag, create_project, switch
 from relay_support import RelayProcess, Upstream, admin_client, relay_config
-from servers import running
+from support.processes import running
 
 OUTPUT = Path("build/bench/relay.json")
 CHANGE_TIMEOUT = 20.0

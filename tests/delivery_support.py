@@ -10,17 +10,17 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
+from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.services.ports import Change, ChangeFeed, ChangeKind
-from servers import serve_in_thread
+from support.threaded_servers import ThreadedServer, serve_in_thread
 
 PROJECT = "default"
 ENVIRONMENT = "production"
@@ -154,16 +154,11 @@ class Outbox:
         return seq
 
 
-@dataclass
-class RunningServer:
-    node: DeliveryNode
-    port: int
-    loop: asyncio.AbstractEventLoop
-    server: uvicorn.Server = field(repr=False)
+@dataclass(frozen=True, slots=True)
+class RunningServer(ThreadedServer):
+    """A delivery node served by `serve`."""
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    node: DeliveryNode
 
     def call(self, fn: Callable[[], Any]) -> Any:
         """Run `fn` on the server's loop (node state belongs to it) and return its result."""
@@ -181,16 +176,21 @@ def serve(
     config: DeliveryConfig | None = None,
     port: int | None = None,
     node_factory: Callable[[ChangeFeed, DeliveryConfig], DeliveryNode] | None = None,
+    direct: bool = False,
 ) -> Iterator[RunningServer]:
-    """A uvicorn server running a delivery node on a free loopback port, in its own thread."""
+    """A uvicorn server running a delivery node on a free loopback port, in its own thread; with
+    `direct`, under the HTTP protocol that serves the node's streams on the connection itself
+    (`delivery.connection`), as `flagstaff serve` does."""
     config = config or DeliveryConfig()
     node = (node_factory or DeliveryNode)(feed, config)
+    options: dict[str, Any] = {"http": protocol_for(lambda: node)} if direct else {}
     with serve_in_thread(
         node.app,
         port=port,
         what="the delivery node",
         access_log=False,
         timeout_graceful_shutdown=1,
+        **options,
     ) as running:
         yield RunningServer(node=node, port=running.port, loop=running.loop, server=running.server)
 

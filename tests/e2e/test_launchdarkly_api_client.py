@@ -23,7 +23,7 @@ from launchdarkly_api.models.patch_with_comment import PatchWithComment
 from launchdarkly_api.models.project_post import ProjectPost
 from launchdarkly_api.models.segment_body import SegmentBody
 from launchdarkly_api.models.variation import Variation
-from servers import ServeProcess, running
+from support.processes import ServeProcess, running
 
 ADMIN_TOKEN = "e2e-admin-token"
 SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from management import ok
 from node_sdk import start_node_sdk, stop_node_sdk
-from servers import serve_in_thread
+from support.in_process import serve_flagstaff
 
 ADMIN = "e2e-node-admin-token-0123456789"
 
@@ -22,9 +21,8 @@ ADMIN = "e2e-node-admin-token-0123456789"
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     settings = Settings(data_dir=tmp_path, admin_token=ADMIN, seed_demo=False)
-    app = Flagstaff(settings, announce=lambda line: None)
-    with serve_in_thread(app.asgi, what="flagstaff") as server:
-        yield server.url
+    with serve_flagstaff(settings) as served:
+        yield served.url
 
 
 def _seed(api: httpx.Client) -> str:

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "integration" / "relay"))
 from management import create_flag, create_project, delete_flag, sdk_client, served_flags, switch
 from node_sdk import start_node_sdk, stop_node_sdk
 from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
-from servers import running
 from support.deadlines import wait_until
+from support.processes import running
 
 pytestmark = [pytest.mark.slow]
 

@@ -26,8 +26,8 @@ from ldclient.client import LDClient
 from ldclient.config import Config
 from management import ok
 from node_sdk import start_node_sdk, stop_node_sdk
-from servers import serve_in_thread
 from support.deadlines import wait_until
+from support.threaded_servers import serve_in_thread
 
 pytestmark = pytest.mark.slow
 

@@ -11,14 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from ldclient import Context, datasystem
 from ldclient.client import LDClient
 from ldclient.config import Config
 from management import ok
-from servers import serve_in_thread
 from support.deadlines import wait_until
+from support.in_process import serve_flagstaff
 
 ADMIN = "e2e-admin-token-0123456789"
 USER = Context.create("user-1")
@@ -34,9 +33,8 @@ class Deployment:
 @pytest.fixture
 def deployment(tmp_path: Path) -> Iterator[Deployment]:
     settings = Settings(data_dir=tmp_path, admin_token=ADMIN, seed_demo=False)
-    app = Flagstaff(settings, announce=lambda line: None)
     with (
-        serve_in_thread(app.asgi, what="flagstaff") as server,
+        serve_flagstaff(settings) as server,
         httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
     ):
         sdk_key = _seed(api)

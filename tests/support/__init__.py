@@ -6,4 +6,9 @@ Flagstaff itself.
   skipped locally and fails in CI.
 - `ports`: free loopback ports, and a port that listens and never answers.
 - `deadlines`: polling a condition with a deadline, failing with what was awaited.
+- `processes`: the `flagstaff` CLI as real processes, up once `/status` answers.
+- `threaded_servers`: an ASGI app under uvicorn, or a standard-library handler, in a thread.
+- `in_process`: the whole server in a thread, and the management API over a store.
+- `fault_proxy`: a TCP proxy in a thread that injects faults per request path.
+- `private_redis`: a redis-server of a test's own that it may stop and start.
 """

@@ -14,7 +14,6 @@ import functools
 import http.server
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,8 +24,8 @@ from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
 from support.deadlines import wait_until
-from support.ports import free_port
 from support.prerequisites import missing_prerequisite
+from support.threaded_servers import serve_http
 
 HERE = Path(__file__).parent
 BUILD = HERE / "build"
@@ -73,16 +72,8 @@ def bundles() -> Path:
 @pytest.fixture(scope="session")
 def page_origin(bundles: Path) -> Iterator[str]:
     """The test pages and bundles, served from another port than the API (another origin)."""
-    handler = functools.partial(QuietHandler, directory=str(HERE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_http(functools.partial(QuietHandler, directory=str(HERE))) as server:
+        yield server.url
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import ServeProcess, flagstaff_command, running
+from support.processes import ServeProcess, flagstaff_command, running
 from ui_support import (
     ADMIN_TOKEN,
     EMAIL,

@@ -12,6 +12,7 @@ from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from platform_api import ADMIN_TOKEN, FakeClock
+from support.in_process import asgi_client
 
 
 @pytest.fixture
@@ -32,7 +33,5 @@ async def server(
 
 @pytest.fixture
 async def client(server: Flagstaff) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=server.asgi), base_url="http://flagstaff.test"
-    ) as http:
+    async with asgi_client(server.asgi) as http:
         yield http

@@ -17,7 +17,8 @@ from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from platform_api import ADMIN, ADMIN_TOKEN, FakeClock, create_project, problem
-from servers import ThreadedServer, serve_in_thread
+from support.in_process import asgi_client
+from support.threaded_servers import ThreadedServer, serve_in_thread
 
 MIB = 1 << 20
 
@@ -73,9 +74,7 @@ async def test_the_limit_is_configurable(tmp_path: Path, clock: FakeClock) -> No
     flagstaff = Flagstaff(settings, store=InMemoryStore(), clock=clock, announce=lambda line: None)
     async with (
         flagstaff.running(),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=flagstaff.asgi), base_url="http://flagstaff.test"
-        ) as small,
+        asgi_client(flagstaff.asgi) as small,
     ):
         body = {"key": "shop", "name": "Shop", "description": "d" * 64}
         problem(await small.post("/api/v2/projects", json=body, headers=ADMIN), 413)

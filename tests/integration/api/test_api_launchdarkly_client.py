@@ -17,7 +17,7 @@ from launchdarkly_api.models.access_token_post import AccessTokenPost
 from launchdarkly_api.models.environment_post import EnvironmentPost
 from launchdarkly_api.models.patch_operation import PatchOperation
 from launchdarkly_api.models.project_post import ProjectPost
-from servers import ServeProcess, running
+from support.processes import ServeProcess, running
 
 ADMIN_TOKEN = "ld-client-admin-token"
 START_DEADLINE_SECONDS = 60.0

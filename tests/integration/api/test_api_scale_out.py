@@ -17,6 +17,7 @@ from flagstaff_server.settings import Settings
 from platform_api import ADMIN, ADMIN_TOKEN, create_project
 from services import REDIS_URL, postgres_database, redis_stream_key
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 PROPAGATION = 20.0
 """Seconds a change may take from the API node to the delivery node (a liveness bound)."""
@@ -61,12 +62,8 @@ async def nodes(
     async with (
         api.running(),
         delivery.running(),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=api.asgi), base_url="http://api"
-        ) as api_client,
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=delivery.asgi), base_url="http://delivery"
-        ) as delivery_client,
+        asgi_client(api.asgi, base_url="http://api") as api_client,
+        asgi_client(delivery.asgi, base_url="http://delivery") as delivery_client,
     ):
         yield api_client, delivery_client
 

@@ -5,19 +5,16 @@ every answer matches the schema the document declares for it. Example counts sta
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
 import schemathesis
 from flagstaff_server import demo
-from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.http.api.application import build_api
-from flagstaff_server.services.plane import ControlPlane
 from hypothesis import HealthCheck, given, settings
 from platform_api import ADMIN
+from support.in_process import control_plane
 
 MAX_EXAMPLES = 15
 
@@ -26,14 +23,7 @@ def build_schema() -> Any:
     """The management API over an in-memory store holding the demo project, so generated requests
     find something besides 404s. Built at import: schemathesis's lazy fixture loader does not work
     with this pytest version, and nothing here touches disk or the network."""
-    store = InMemoryStore()
-    plane = ControlPlane(
-        store=store,
-        feed=InProcessChangeFeed(store),
-        clock=system_clock,
-        key_grace=timedelta(hours=1),
-        admin_token=ADMIN["Authorization"],
-    )
+    plane = control_plane(InMemoryStore(), admin_token=ADMIN["Authorization"])
     demo.create_demo(plane)
     api = build_api(plane, version="test")
     loaded: Any = schemathesis.openapi.from_asgi("/api/v2/openapi.json", api)

@@ -3,15 +3,14 @@ where to go, answers with the admin token it printed, and exits cleanly on SIGTE
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
-from servers import flagstaff_command, wait_for_status
 from support.ports import free_port, listening_port
+from support.processes import flagstaff_command, user_environment, wait_for_status
 
 START_DEADLINE_SECONDS = 60.0
 STOP_DEADLINE_SECONDS = 30.0
@@ -21,13 +20,12 @@ STOP_DEADLINE_SECONDS = 30.0
 def test_serve_starts_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
     process = subprocess.Popen(
         [*flagstaff_command(), "serve", "--port", str(port), "--data-dir", str(tmp_path / "data")],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=environ,
+        env=user_environment(),
     )
     try:
         wait_for_status(base, process, timeout=START_DEADLINE_SECONDS)
@@ -94,14 +92,13 @@ def test_serve_that_cannot_start_says_why_and_exits_1(tmp_path: Path) -> None:
 
 def test_serve_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) -> None:
     with listening_port() as port:
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
         result = subprocess.run(
             [*flagstaff_command(), "serve", "--port", str(port), "--data-dir", str(tmp_path / "d")],
             capture_output=True,
             text=True,
             timeout=START_DEADLINE_SECONDS,
             check=False,
-            env=environ,
+            env=user_environment(),
         )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [

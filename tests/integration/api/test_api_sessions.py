@@ -10,15 +10,14 @@ from pathlib import Path
 import httpx
 import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.commands.user import CLI_ACTOR
 from flagstaff_server.services import accounts
 from flagstaff_server.services.access import hash_secret
-from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.sign_in_throttle import ACCOUNT_LIMIT, CLIENT_LIMIT
 from flagstaff_server.settings import Settings
 from platform_api import ADMIN_TOKEN, FakeClock, problem
+from support.in_process import control_plane
 
 ADMIN = {"Authorization": ADMIN_TOKEN}
 PASSWORD = "a long enough password"
@@ -299,9 +298,7 @@ async def test_an_account_made_before_the_first_start_still_gets_the_demo(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     store = InMemoryStore()
-    plane = ControlPlane(
-        store=store, feed=InProcessChangeFeed(store), clock=clock, key_grace=timedelta(0)
-    )
+    plane = control_plane(store, clock=clock, key_grace=timedelta(0))
     request = accounts.AccountRequest(email="first@example.com", role="admin", password=PASSWORD)
     accounts.create_account(plane, CLI_ACTOR, request)
     settings = Settings(data_dir=tmp_path, role="api", admin_token=ADMIN_TOKEN, seed_demo=True)

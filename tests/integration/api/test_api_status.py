@@ -14,6 +14,7 @@ from flagstaff_server.app import Flagstaff
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.settings import Settings
 from platform_api import ADMIN_TOKEN, problem
+from support.in_process import asgi_client
 
 
 class FlakyStore(InMemoryStore):
@@ -33,7 +34,7 @@ class FlakyStore(InMemoryStore):
 
 
 def client_for(server: Flagstaff) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=server.asgi), base_url="http://t")
+    return asgi_client(server.asgi, base_url="http://t")
 
 
 def settings(tmp_path: Path, role: str = "all") -> Settings:

@@ -18,11 +18,11 @@ from typing import Any
 
 import httpx
 from flagstaff_server.app import Flagstaff
-from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.settings import Settings
 from management import ok
-from servers import ThreadedServer, serve_in_thread
 from support.deadlines import wait_until
+from support.in_process import serve_flagstaff
+from support.threaded_servers import ThreadedServer
 
 ADMIN = "client-delivery-admin-token-0123"
 PROJECT = "web"
@@ -159,26 +159,22 @@ def serving(
     serve`'s HTTP protocol when `direct`, uvicorn's own otherwise (every request, streams
     included, an ASGI task). `overrides` are Settings fields (e.g. admission limits)."""
     settings = Settings(data_dir=data_dir, admin_token=ADMIN, seed_demo=False, **overrides)
-    flagstaff = Flagstaff(settings, announce=lambda line: None)
     # open client streams would otherwise hold the shutdown until their clients leave
-    options: dict[str, Any] = {"timeout_graceful_shutdown": 1}
-    if direct:
-        options["http"] = protocol_for(lambda: flagstaff.delivery if flagstaff.ready else None)
     with (
-        serve_in_thread(flagstaff.asgi, what="flagstaff", **options) as server,
-        httpx.Client(base_url=server.url, headers={"Authorization": ADMIN}, timeout=10) as api,
+        serve_flagstaff(settings, direct=direct, timeout_graceful_shutdown=1) as served,
+        httpx.Client(base_url=served.url, headers={"Authorization": ADMIN}, timeout=10) as api,
     ):
         environment = seed(api)
         wait_delivered(api)
         deployment = Deployment(
-            url=server.url,
+            url=served.url,
             api=api,
-            flagstaff=flagstaff,
+            flagstaff=served.flagstaff,
             sdk_key=environment["apiKey"],
             mobile_key=environment["mobileKey"],
             client_side_id=environment["_id"],
         )
-        yield deployment, server
+        yield deployment, served.threaded
 
 
 @contextmanager

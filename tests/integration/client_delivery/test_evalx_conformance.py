@@ -29,6 +29,7 @@ from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.delivery import DeliveryNode
 from flagstaff_server.delivery.client_side import ClientDelivery
+from support.in_process import asgi_client
 from support.prerequisites import SHARED_DIR, shared_path
 
 VECTORS = ("conformance", "launchdarkly", "client-side-eval")
@@ -104,8 +105,7 @@ async def node() -> DeliveryNode:
 
 @pytest.fixture
 async def http(node: DeliveryNode) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=ClientDelivery(node))
-    async with httpx.AsyncClient(transport=transport, base_url="http://client.test") as client:
+    async with asgi_client(ClientDelivery(node), base_url="http://client.test") as client:
         yield client
 
 

@@ -19,11 +19,10 @@ from delivery_support import (
     flag,
     memory_backend,
     read_events,
+    serve,
 )
-from flagstaff_server.delivery import DeliveryConfig, DeliveryNode, Limits
-from flagstaff_server.delivery.connection import protocol_for
+from flagstaff_server.delivery import DeliveryConfig, Limits
 from flagstaff_server.delivery.fanout import DirectStream
-from servers import serve_in_thread
 from support.deadlines import wait_until
 
 AUTH = {"Authorization": SDK_KEY}
@@ -31,18 +30,9 @@ AUTH = {"Authorization": SDK_KEY}
 
 @contextmanager
 def serve_direct(feed: Any, config: DeliveryConfig | None = None) -> Iterator[RunningServer]:
-    """A uvicorn server whose HTTP protocol serves this node's streams directly."""
-    node = DeliveryNode(feed, config or DeliveryConfig())
-    with serve_in_thread(
-        node.app,
-        what="the delivery node",
-        http=protocol_for(lambda: node),
-        timeout_graceful_shutdown=1,
-    ) as started:
-        running = RunningServer(
-            node=node, port=started.port, loop=started.loop, server=started.server
-        )
-        wait_until(lambda: running.call(lambda: node.current), what="node current")
+    """A uvicorn server whose HTTP protocol serves this node's streams directly, once current."""
+    with serve(feed, config=config, direct=True) as running:
+        wait_until(lambda: running.call(lambda: running.node.current), what="node current")
         yield running
 
 

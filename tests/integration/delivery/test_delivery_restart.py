@@ -12,8 +12,8 @@ import httpx
 import pytest
 from delivery_support import read_events
 from management import admin_client, create_flag, create_project, served_flags, switch
-from servers import ServeProcess, running
 from support.deadlines import wait_until
+from support.processes import ServeProcess, running
 
 pytestmark = pytest.mark.slow
 

@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from servers import FlagstaffProcess
 from support.deadlines import wait_until
 from support.prerequisites import REPO_ROOT
+from support.processes import FlagstaffProcess
 
 MANAGEMENT_API_DOC = REPO_ROOT / "docs" / "management-api.md"
 MAKE_RUN_ORIGIN = "http://127.0.0.1:8030"

@@ -5,21 +5,19 @@ PostgreSQL in a throwaway database emptied before each test), with an admin toke
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 from flag_api import ADMIN_TOKEN, PROJECT
-from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Store
 from services import empty_postgres, postgres_database
+from support.in_process import asgi_client, control_plane
 
 STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
 
@@ -53,23 +51,13 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture
 def plane(store: Store) -> ControlPlane:
-    return ControlPlane(
-        store=store,
-        feed=InProcessChangeFeed(store),
-        clock=system_clock,
-        key_grace=timedelta(hours=1),
-        admin_token=ADMIN_TOKEN,
-    )
+    return control_plane(store, admin_token=ADMIN_TOKEN)
 
 
 @pytest.fixture
 async def api(plane: ControlPlane) -> AsyncIterator[httpx.AsyncClient]:
     app = build_api(plane, version="test")
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://flagstaff.test",
-        headers={"Authorization": ADMIN_TOKEN},
-    ) as client:
+    async with asgi_client(app, token=ADMIN_TOKEN) as client:
         created = await client.post("/api/v2/projects", json={"key": PROJECT, "name": "P"})
         assert created.status_code == 201, created.text
         yield client

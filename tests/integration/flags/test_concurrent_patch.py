@@ -7,36 +7,24 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 from flag_api import ADMIN_TOKEN, PROJECT, create_flag, patch
-from flagstaff_server.adapters.clock import system_clock
-from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Store
+from support.in_process import asgi_client, control_plane
 
 WRITERS = 10
 
 
 @pytest.fixture
 async def racing_api(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, ControlPlane]]:
-    plane = ControlPlane(
-        store=store,
-        feed=InProcessChangeFeed(store),
-        clock=system_clock,
-        key_grace=timedelta(hours=1),
-        admin_token=ADMIN_TOKEN,
-    )
+    plane = control_plane(store, admin_token=ADMIN_TOKEN)
     app = build_api(plane, version="test")
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://flagstaff.test",
-        headers={"Authorization": ADMIN_TOKEN},
-    ) as client:
+    async with asgi_client(app, token=ADMIN_TOKEN) as client:
         project = f"race{secrets.token_hex(3)}"
         created = await client.post("/api/v2/projects", json={"key": project, "name": "Race"})
         assert created.status_code == 201, created.text

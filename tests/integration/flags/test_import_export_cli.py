@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 from flag_api import ADMIN_TOKEN, PROJECT
 from flagstaff_core import decode_data, encode_data
-from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.cli import main
 from flagstaff_server.http.api.application import build_api
-from flagstaff_server.services.plane import ControlPlane
-from servers import serve_in_thread
+from support.in_process import control_plane
 from support.ports import free_port
+from support.threaded_servers import serve_in_thread
 
 DATA = {
     "flags": {
@@ -56,14 +53,7 @@ DATA = {
 
 @pytest.fixture
 def server_url() -> Iterator[str]:
-    store = InMemoryStore()
-    plane = ControlPlane(
-        store=store,
-        feed=InProcessChangeFeed(store),
-        clock=system_clock,
-        key_grace=timedelta(hours=1),
-        admin_token=ADMIN_TOKEN,
-    )
+    plane = control_plane(InMemoryStore(), admin_token=ADMIN_TOKEN)
     with serve_in_thread(
         build_api(plane, version="test"), what="the management API", stop_timeout=10
     ) as server:

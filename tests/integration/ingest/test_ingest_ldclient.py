@@ -19,8 +19,8 @@ from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
 from management import create_flag, ok, served_flags
-from servers import running
 from support.deadlines import wait_until
+from support.processes import running
 
 pytestmark = pytest.mark.slow
 

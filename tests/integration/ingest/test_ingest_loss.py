@@ -26,8 +26,8 @@ from integration.scaleout.scaleout_cluster import (
     admin_client,
     create_project,
 )
-from servers import START_TIMEOUT, running
 from support.deadlines import wait_until
+from support.processes import START_TIMEOUT, running
 
 pytestmark = pytest.mark.slow
 

@@ -27,8 +27,8 @@ from integration.scaleout.scaleout_cluster import (
     create_project,
     private_postgres,
 )
-from servers import running
 from support.deadlines import wait_until
+from support.processes import running
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
 

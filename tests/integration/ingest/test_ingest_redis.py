@@ -29,9 +29,9 @@ from integration.scaleout.scaleout_cluster import (
     create_project,
     redis_database,
 )
-from servers import START_TIMEOUT, running
 from services import postgres_database
 from support.deadlines import wait_until
+from support.processes import START_TIMEOUT, running
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
 

@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 import management
 from management import Keys
-from servers import FlagstaffProcess, ServeProcess, serve_in_thread
 from support.ports import free_port
+from support.processes import FlagstaffProcess, ServeProcess
+from support.threaded_servers import serve_in_thread
 
 ADMIN = "relay-test-admin-token-0123456789"
 CATCH_UP_SECONDS = 30.0

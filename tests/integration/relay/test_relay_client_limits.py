@@ -16,8 +16,8 @@ from delivery_support import flag
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.relay.config import parse_config
 from flagstaff_server.relay.edge import Relay
-from servers import ThreadedServer, serve_in_thread
 from support.deadlines import wait_until
+from support.threaded_servers import ThreadedServer, serve_in_thread
 
 SDK_KEY = "sdk-relay-client-limits"
 CLIENT_SIDE_ID = "d" * 24

@@ -3,12 +3,11 @@ relay makes its data directory or says anything about serving."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
-from servers import flagstaff_command
 from support.ports import listening_port
+from support.processes import flagstaff_command, user_environment
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 DEMO_DATA = REPOSITORY / "docs" / "examples" / "demo-flags.json"
@@ -23,7 +22,6 @@ def test_relay_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) ->
         encoding="utf-8",
     )
     with listening_port() as port:
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLAGSTAFF_")}
         result = subprocess.run(
             [
                 *flagstaff_command(),
@@ -39,7 +37,7 @@ def test_relay_on_a_taken_port_says_so_before_making_anything(tmp_path: Path) ->
             text=True,
             timeout=60,
             check=False,
-            env=environ,
+            env=user_environment(),
         )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [

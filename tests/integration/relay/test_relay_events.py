@@ -20,8 +20,8 @@ from relay_support import (
     admin_client,
     relay_config,
 )
-from servers import running
 from support.deadlines import wait_until
+from support.processes import running
 
 pytestmark = [pytest.mark.slow]
 

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from management import create_flag, create_project, delete_flag, switch
 from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
-from servers import loopback_get, running
 from support.deadlines import wait_until
+from support.processes import loopback_get, running
 
 pytestmark = [pytest.mark.slow]
 

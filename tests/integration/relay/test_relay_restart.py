@@ -14,6 +14,7 @@ from delivery_support import flag
 from flagstaff_server.relay.config import parse_config
 from flagstaff_server.relay.edge import Relay
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 SDK_KEY = "sdk-relay-restart"
 AUTH = {"Authorization": SDK_KEY}
@@ -42,7 +43,7 @@ def _write_flags(tmp_path: Path, *flags: dict[str, Any]) -> None:
 
 
 def _client(relay: Relay) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=relay.asgi), base_url="http://r")
+    return asgi_client(relay.asgi, base_url="http://r")
 
 
 async def _poll(client: httpx.AsyncClient, basis: str | None = None) -> list[dict[str, Any]]:

@@ -21,9 +21,9 @@ from ldclient.feature_store import CacheConfig
 from ldclient.integrations import Redis
 from management import Keys, create_flag, create_project, is_on, sdk_client, served_flags, switch
 from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
-from servers import running
 from services import REDIS_URL, redis_client
 from support.deadlines import wait_until
+from support.processes import running
 
 pytestmark = [pytest.mark.slow]
 

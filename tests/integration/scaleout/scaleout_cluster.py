@@ -23,17 +23,17 @@ from pathlib import Path
 import httpx
 import management
 import redis
-from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from management import create_flag as create_flag
 from management import ok as ok
 from management import sdk_client as sdk_client
 from management import switch
-from servers import ServeProcess, serve_in_thread
 from services import REDIS_URL, redis_client
 from services import postgres_database as postgres_database
+from support.in_process import serve_flagstaff
 from support.ports import free_port
 from support.prerequisites import missing_prerequisite
+from support.processes import ServeProcess
 
 ADMIN = "scaleout-admin-token-0123456789"
 # The stream key every `flagstaff serve` uses; each test gets a Redis database of its own instead.
@@ -58,16 +58,8 @@ class ServerProcess(ServeProcess):
 def in_process(settings: Settings) -> Iterator[str]:
     """The whole server in this process (uvicorn in a thread): no cold start of its own, for
     tests that need no process boundary. Yields its URL."""
-    app = Flagstaff(settings, announce=lambda line: None)
-    started = False
-    try:
-        with serve_in_thread(app.asgi, what="flagstaff", stop_timeout=20) as server:
-            started = True
-            yield server.url
-    except AssertionError as exc:
-        if started:
-            raise  # the test's own failure
-        raise AssertionError(f"{exc}: {app.asgi.startup_error}") from None
+    with serve_flagstaff(settings, stop_timeout=20) as served:
+        yield served.url
 
 
 # PostgreSQL -------------------------------------------------------------------------------------

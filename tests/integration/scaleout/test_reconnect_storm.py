@@ -26,9 +26,9 @@ from scaleout_cluster import (
     switch_off,
     switch_on,
 )
-from servers import running
 from support.deadlines import eventually
 from support.prerequisites import missing_prerequisite
+from support.processes import running
 
 pytestmark = pytest.mark.slow
 

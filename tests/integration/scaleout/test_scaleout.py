@@ -27,8 +27,8 @@ from scaleout_cluster import (
     sdk_client,
     switch_on,
 )
-from servers import running
 from support.deadlines import wait_until
+from support.processes import running
 
 pytestmark = [pytest.mark.service, pytest.mark.slow]
 

@@ -13,6 +13,7 @@ from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Role, Settings
 from services import postgres_database
 from support.deadlines import eventually
+from support.in_process import asgi_client
 from support.private_redis import private_redis
 
 pytestmark = pytest.mark.service
@@ -54,8 +55,7 @@ async def test_status_is_degraded_naming_the_change_feed_while_redis_is_down(
             seed_demo=False,
         )
         server = Flagstaff(settings, announce=lambda line: None)
-        transport = httpx.ASGITransport(app=server.asgi)
-        client = httpx.AsyncClient(transport=transport, base_url="http://t")
+        client = asgi_client(server.asgi, base_url="http://t")
         async with client, server.running():
             healthy = await _healthy(client, "a healthy start")
             assert healthy["parts"]["changeFeed"]["status"] == "ok"

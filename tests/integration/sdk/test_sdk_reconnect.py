@@ -17,8 +17,8 @@ import httpx
 import pytest
 from flagstaff_sdk import Client, Config, Context, DataSourceState, DataSourceStatus
 from management import Keys, admin_client, create_flag, create_project, delete_flag, switch
-from servers import ServeProcess, loopback_get, running
 from support.deadlines import wait_until
+from support.processes import ServeProcess, loopback_get, running
 
 pytestmark = [pytest.mark.slow]
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 import gzip
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from support.threaded_servers import serve_http
 
 Mode = Literal["up", "503", "ack_lost", "refused"]
 
@@ -24,8 +27,7 @@ class EventSinkServer:
         self.rejected = 0
         self.diagnostics: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ExitStack | None = None
         self.port = 0
         self._listen()
 
@@ -51,12 +53,8 @@ class EventSinkServer:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        server.daemon_threads = True
-        self.port = server.server_address[1]
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
-        self._thread.start()
+        self._serving = ExitStack()
+        self.port = self._serving.enter_context(serve_http(Handler, port=self.port)).port
 
     def _receive(self, path: str, headers: dict[str, str], body: bytes) -> int:
         with self._lock:
@@ -93,10 +91,9 @@ class EventSinkServer:
             self._listen()
 
     def _stop_listening(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._serving is not None:
+            self._serving.close()
+            self._serving = None
 
     def close(self) -> None:
         self._stop_listening()

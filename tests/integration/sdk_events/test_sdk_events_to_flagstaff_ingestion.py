@@ -8,7 +8,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from faultproxy import Fault, FaultProxy
 from flagstaff_sdk import Client, Config, Context, Endpoint, Timing
 from flagstaff_sdk.events import EventOptions, sink_factory
 from integration.ingest.ingest_support import evaluation_totals, metric_events
@@ -21,8 +20,9 @@ from integration.scaleout.scaleout_cluster import (
     switch_on,
 )
 from management import is_on
-from servers import running
 from support.deadlines import wait_until
+from support.fault_proxy import Fault, FaultProxy
+from support.processes import running
 
 pytestmark = pytest.mark.slow
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from flagstaff_server.cli import main
+from support.processes import FLAGSTAFF_SCRIPT
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO = REPO_ROOT / "docs" / "examples" / "demo-flags.json"
@@ -402,15 +403,13 @@ def test_wrong_usage_exits_with_two(capsys: pytest.CaptureFixture[str], args: li
 
 # --- as a real process -----------------------------------------------------------------------
 
-FLAGSTAFF = Path(sys.executable).with_name("flagstaff")
-
 
 def test_installed_command_evaluates_and_fails_cleanly(tmp_path: Path) -> None:
-    assert FLAGSTAFF.exists(), f"{FLAGSTAFF} is not installed (run make install)"
+    assert FLAGSTAFF_SCRIPT.exists(), f"{FLAGSTAFF_SCRIPT} is not installed (run make install)"
     context = json.dumps({"kind": "user", "key": "qa-olivia"})
     done = subprocess.run(
         [
-            str(FLAGSTAFF),
+            str(FLAGSTAFF_SCRIPT),
             "eval",
             "--data",
             str(DEMO),
@@ -428,7 +427,14 @@ def test_installed_command_evaluates_and_fails_cleanly(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["checkout-experiment"]["reason"] == {"kind": "TARGET_MATCH"}
 
     failed = subprocess.run(
-        [str(FLAGSTAFF), "eval", "--data", str(tmp_path / "absent.json"), "--context", context],
+        [
+            str(FLAGSTAFF_SCRIPT),
+            "eval",
+            "--data",
+            str(tmp_path / "absent.json"),
+            "--context",
+            context,
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -8,12 +8,12 @@ import base64
 import json
 from typing import Any
 
-import httpx
 from delivery_support import ENVIRONMENT, SDK_KEY, FixedFeed, change, environment, flag
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.admission import Admission, Limits
 from flagstaff_server.delivery.client_side import ClientDelivery
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 AUTH = {"Authorization": SDK_KEY}
 SIGNUP_INSTANT = 1_700_000_000_000
@@ -111,11 +111,10 @@ async def test_new_contexts_beyond_the_budget_get_503_while_cached_ones_pass() -
     clock = FakeClock()
     node = node_with(clock, evaluations_per_second=1, evaluation_burst=2)
     delivery = ClientDelivery(node)
-    client_app = httpx.ASGITransport(app=delivery)
     async with (
         node.lifespan(),
-        httpx.AsyncClient(transport=client_app, base_url="http://n") as client,
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=node.app), base_url="http://n") as ops,
+        asgi_client(delivery, base_url="http://n") as client,
+        asgi_client(node.app, base_url="http://n") as ops,
     ):
         await eventually(lambda: node.current)
         first = await client.get(evalx_path(user("u1")), headers=AUTH)
@@ -146,8 +145,7 @@ async def test_new_contexts_beyond_the_budget_get_503_while_cached_ones_pass() -
 async def test_ofrep_evaluations_beyond_the_budget_get_429_with_retry_after() -> None:
     clock = FakeClock()
     node = node_with(clock, evaluations_per_second=1, evaluation_burst=1)
-    transport = httpx.ASGITransport(app=ClientDelivery(node))
-    async with node.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://n") as c:
+    async with node.lifespan(), asgi_client(ClientDelivery(node), base_url="http://n") as c:
         await eventually(lambda: node.current)
         body = {"context": {"targetingKey": "u1"}}
         first = await c.post("/ofrep/v1/evaluate/flags", json=body, headers=AUTH)
@@ -169,8 +167,7 @@ async def test_before_after_results_and_etags_follow_the_context_not_the_clock()
     never reads the clock, so (snapshot, view, context) fixes the result and the ETag is exact."""
     clock = FakeClock()
     node = node_with(clock)
-    transport = httpx.ASGITransport(app=ClientDelivery(node))
-    async with node.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://n") as c:
+    async with node.lifespan(), asgi_client(ClientDelivery(node), base_url="http://n") as c:
         await eventually(lambda: node.current)
         late = user("u1", signup=SIGNUP_INSTANT + 1)
         early = user("u1", signup=SIGNUP_INSTANT - 1)

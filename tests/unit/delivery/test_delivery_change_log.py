@@ -34,6 +34,7 @@ from flagstaff_server.services.ports import ChangeFeed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 AUTH = {"Authorization": SDK_KEY}
 BACKLOG = [
@@ -61,7 +62,7 @@ def _node(data_dir: Path, feed: ChangeFeed, *, log_limit: int = 500) -> Delivery
 
 
 def _client(node: DeliveryNode) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=node.app), base_url="http://n")
+    return asgi_client(node.app, base_url="http://n")
 
 
 async def _poll(client: httpx.AsyncClient, basis: str | None = None) -> list[dict[str, Any]]:

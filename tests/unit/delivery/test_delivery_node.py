@@ -15,6 +15,7 @@ from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.admission import Limits
 from flagstaff_server.services.ports import Change
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 
 class FakeFeed:
@@ -52,7 +53,7 @@ BACKLOG = [
 
 
 def _client(node: DeliveryNode) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=node.app), base_url="http://n")
+    return asgi_client(node.app, base_url="http://n")
 
 
 def _config(tmp_path: Path | None = None, **limits: float) -> DeliveryConfig:

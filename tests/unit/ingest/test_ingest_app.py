@@ -17,6 +17,7 @@ from delivery_support import ENVIRONMENT, PROJECT, SDK_KEY
 from endpoint_support import CLIENT_ID, MOBILE_KEY, headers, served, summary
 from flagstaff_server.ingest import IngestNode
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 
 @pytest.fixture(params=["asgi", "connection"])
@@ -24,8 +25,7 @@ async def client(
     request: pytest.FixtureRequest, node: IngestNode
 ) -> AsyncIterator[httpx.AsyncClient]:
     if request.param == "asgi":
-        transport = httpx.ASGITransport(app=node.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://n") as found:
+        async with asgi_client(node.app, base_url="http://n") as found:
             yield found
         return
     async with served(node.app) as base_url, httpx.AsyncClient(base_url=base_url) as found:

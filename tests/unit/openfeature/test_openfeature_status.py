@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from openfeature.evaluation_context import EvaluationContext
 from openfeature.event import EventDetails, ProviderEvent
 from openfeature.provider import ProviderStatus
 from support.deadlines import wait_until
+from support.threaded_servers import serve_http
 
 FAST = Timing(
     initial_retry_delay=0.05,
@@ -36,6 +37,9 @@ class PollService:
     def __init__(self) -> None:
         self.status = 200
         self.version = 1
+        self.url = ""
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,10 +55,7 @@ class PollService:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        return Handler
 
     def data(self) -> dict[str, Any]:
         flag = {
@@ -68,16 +69,13 @@ class PollService:
         }
         return {"flags": {"color": flag}, "segments": {}}
 
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
 
 @pytest.fixture
 def service() -> Iterator[PollService]:
-    running = PollService()
-    yield running
-    running.close()
+    polled = PollService()
+    with serve_http(polled.handler()) as server:
+        polled.url = server.url
+        yield polled
 
 
 def test_provider_status_follows_the_data_source(service: PollService) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 import httpx
 import pytest
 from flagstaff_server.ui.asgi import STATIC_DIR, UiApp, is_ui_path
+from support.in_process import asgi_client
 
 
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=UiApp())
-    async with httpx.AsyncClient(transport=transport, base_url="http://ui.test") as http:
+    async with asgi_client(UiApp(), base_url="http://ui.test") as http:
         yield http
 
 

@@ -1,0 +1,86 @@
+"""Flagstaff in the test process: the whole server under uvicorn in a background thread
+(`serve_flagstaff`), and the management API over a store without a server (`control_plane`,
+`asgi_client` for httpx's ASGI transport)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from flagstaff_server.adapters.clock import system_clock
+from flagstaff_server.adapters.process_feed import InProcessChangeFeed
+from flagstaff_server.app import Flagstaff
+from flagstaff_server.delivery.connection import protocol_for
+from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.services.ports import Clock, Store
+from flagstaff_server.settings import Settings
+
+from support.threaded_servers import ThreadedServer, serve_in_thread
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadedFlagstaff:
+    """The whole server started by `serve_flagstaff`, and the uvicorn server it runs under."""
+
+    flagstaff: Flagstaff
+    threaded: ThreadedServer
+
+    @property
+    def url(self) -> str:
+        return self.threaded.url
+
+
+@contextmanager
+def serve_flagstaff(
+    settings: Settings, *, direct: bool = False, stop_timeout: float = 15.0, **options: Any
+) -> Iterator[ThreadedFlagstaff]:
+    """`Flagstaff(settings)` under uvicorn in a thread: no cold start of a process, for tests that
+    need no process boundary. With `direct`, the HTTP protocol `flagstaff serve` runs for
+    delivery (streams served on the connection itself); else uvicorn's own, every request an
+    ASGI task. `options` are further `uvicorn.Config` arguments. A server that fails to start
+    says why (its startup error)."""
+    flagstaff = Flagstaff(settings, announce=lambda line: None)
+    if direct:
+        options["http"] = protocol_for(lambda: flagstaff.delivery if flagstaff.ready else None)
+    started = False
+    try:
+        with serve_in_thread(
+            flagstaff.asgi, what="flagstaff", stop_timeout=stop_timeout, **options
+        ) as threaded:
+            started = True
+            yield ThreadedFlagstaff(flagstaff=flagstaff, threaded=threaded)
+    except AssertionError as exc:
+        if started:
+            raise  # the test's own failure
+        raise AssertionError(f"{exc}: {flagstaff.asgi.startup_error}") from None
+
+
+def control_plane(
+    store: Store,
+    *,
+    admin_token: str | None = None,
+    clock: Clock = system_clock,
+    key_grace: timedelta = timedelta(hours=1),
+) -> ControlPlane:
+    """The management API's services over `store`, with an in-process change feed."""
+    return ControlPlane(
+        store=store,
+        feed=InProcessChangeFeed(store),
+        clock=clock,
+        key_grace=key_grace,
+        admin_token=admin_token,
+    )
+
+
+def asgi_client(
+    app: Any, *, token: str | None = None, base_url: str = "http://flagstaff.test"
+) -> httpx.AsyncClient:
+    """An httpx client of the ASGI `app` without a socket, sending `token` as Authorization."""
+    headers = {} if token is None else {"Authorization": token}
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=base_url, headers=headers
+    )
