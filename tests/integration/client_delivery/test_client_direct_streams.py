@@ -120,7 +120,7 @@ def test_requests_the_connection_cannot_answer_at_once_go_to_the_app(tmp_path: P
         big = json.dumps({**USER, "padding": "x" * 70_000})
         json_type = {"Content-Type": "application/json"}
         large = http.request("REPORT", f"/eval/{env}", content=big, headers=json_type)
-        assert (large.status_code, large.json()["path"]) == (400, "body")
+        assert (large.status_code, large.json()["path"]) == (413, "body")
         mobile = http.get(f"/meval/{b64(USER)}", headers={"Authorization": "mob-unknown"})
         assert mobile.status_code == 401
         assert deployment.streams() == 0

@@ -60,3 +60,13 @@ async def test_invalid_context_is_400_and_unknown_environment_404(api: httpx.Asy
         f"/api/v2/projects/{PROJECT}/environments/staging/flags/evaluate", json={"key": "u"}
     )
     assert missing.status_code == 404
+
+
+async def test_a_context_over_the_delivery_bounds_is_400_naming_the_place(
+    api: httpx.AsyncClient,
+) -> None:
+    # the bounds browsers get from delivery (docs/client-delivery.md) hold here too
+    many = await api.post(EVALUATE, json={"kind": "user", "key": "u", "tags": ["t"] * 257})
+    assert (many.status_code, many.json()["path"]) == (400, "/tags")
+    long = await api.post(EVALUATE, json={"key": "u", "custom": {"bio": "x" * 9_000}})
+    assert (long.status_code, long.json()["path"]) == (400, "/custom/bio")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from flagstaff_core import (
     Availability,
+    Stopped,
     all_flags_state,
     decode_client_results,
     decode_context,
@@ -17,6 +18,7 @@ from flagstaff_core import (
     evaluate_for_client,
     read_client_result,
 )
+from flagstaff_core.flag_state import KEEP_GOING_STRIDE
 from ldclient import Context as SdkContext
 from ldclient.client import LDClient
 from ldclient.config import Config
@@ -160,3 +162,25 @@ def test_client_results_read_back_as_a_client_sdk_reads_them() -> None:
         None,
         {"kind": "ERROR", "errorKind": "FLAG_NOT_FOUND"},
     )
+
+
+def test_evaluate_for_client_stops_between_flags_when_told() -> None:
+    flags = {
+        f"f{i}": {"on": False, "variations": [i], "offVariation": 0, "clientSide": True}
+        for i in range(3 * KEEP_GOING_STRIDE)
+    }
+    data = decode_data({"flags": flags})
+    context = decode_context({"key": "k"})
+    asked = []
+
+    def twice() -> bool:
+        asked.append(1)
+        return len(asked) <= 2
+
+    every = Availability.ALL
+    with pytest.raises(Stopped, match=f"{2 * KEEP_GOING_STRIDE} flags evaluated"):
+        evaluate_for_client(data, context, availability=every, keep_going=twice)
+    assert len(asked) == 3  # before flags 0, 16 and 32
+    bounded = evaluate_for_client(data, context, availability=every, keep_going=lambda: True)
+    assert bounded == evaluate_for_client(data, context, availability=every)
+    assert len(bounded) == 3 * KEEP_GOING_STRIDE

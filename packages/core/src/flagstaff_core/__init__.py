@@ -13,7 +13,7 @@ from flagstaff_core.client_result import (
 from flagstaff_core.context import Context, decode_context
 from flagstaff_core.decoder import decode_data, decode_flag, decode_segment
 from flagstaff_core.encoder import encode_data, encode_flag, encode_segment
-from flagstaff_core.errors import ContextError, CoreError, DecodeError
+from flagstaff_core.errors import ContextError, CoreError, DecodeError, Stopped
 from flagstaff_core.evaluation import Evaluation, PrerequisiteEvaluation
 from flagstaff_core.evaluator import evaluate, evaluate_key
 from flagstaff_core.flag_state import (
@@ -76,6 +76,7 @@ __all__ = [
     "Segment",
     "SegmentRule",
     "SegmentTarget",
+    "Stopped",
     "Target",
     "ValueType",
     "VariationOrRollout",

@@ -3,7 +3,8 @@
 ValueError
  └── CoreError            anything the core rejects
       ├── DecodeError     flag/segment/data JSON that is not LaunchDarkly data (.path, .message)
-      └── ContextError    context JSON or arguments that do not form a valid context
+      ├── ContextError    context JSON or arguments that do not form a valid context
+      └── Stopped         the caller's `keep_going` said stop (evaluate_for_client)
 """
 
 from __future__ import annotations
@@ -24,3 +25,8 @@ class DecodeError(CoreError):
 
 class ContextError(CoreError):
     """An evaluation context is invalid (bad kind, missing key, wrong attribute type, ...)."""
+
+
+class Stopped(CoreError):
+    """A caller-bounded evaluation was stopped between flags because `keep_going` said so; no
+    result is returned for any flag."""

@@ -8,10 +8,12 @@ Evaluating creates no events here; callers must not need to decide anything agai
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Any
 
 from flagstaff_core.big_segment import BigSegmentMembership
 from flagstaff_core.context import Context
+from flagstaff_core.errors import Stopped
 from flagstaff_core.evaluation import Evaluation
 from flagstaff_core.evaluator import evaluate
 from flagstaff_core.model import Flag, FlagData
@@ -112,6 +114,10 @@ def client_result(evaluation: Evaluation, *, with_reasons: bool = False) -> dict
     return out
 
 
+KEEP_GOING_STRIDE = 16
+"""Flags `evaluate_for_client` evaluates between two questions to its `keep_going`."""
+
+
 def evaluate_for_client(
     data: FlagData,
     context: Context,
@@ -119,12 +125,32 @@ def evaluate_for_client(
     availability: Availability = Availability.CLIENT_SIDE,
     with_reasons: bool = False,
     big_segments: BigSegmentMembership | None = None,
+    keep_going: Callable[[], bool] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Every flag available to this kind of client, evaluated for `context`, keyed by flag key."""
-    return {
-        key: client_result(
-            evaluate(flag, context, data, big_segments=big_segments), with_reasons=with_reasons
-        )
-        for key, flag in data._live_flags.items()
-        if _available(flag, availability)
-    }
+    """Every flag available to this kind of client, evaluated for `context`, keyed by flag key.
+
+    `keep_going` bounds the work: it is asked before the first flag and every
+    `KEEP_GOING_STRIDE` flags after, and when it answers False the evaluation raises `Stopped`
+    (a server's CPU budget per request: the core reads no clock, and a CPU clock is a system
+    call, so it is not asked for every flag)."""
+    if keep_going is None:
+        return {
+            key: client_result(
+                evaluate(flag, context, data, big_segments=big_segments), with_reasons=with_reasons
+            )
+            for key, flag in data._live_flags.items()
+            if _available(flag, availability)
+        }
+    results: dict[str, dict[str, Any]] = {}
+    countdown = 0
+    for key, flag in data._live_flags.items():
+        if not _available(flag, availability):
+            continue
+        if countdown == 0:
+            if not keep_going():
+                raise Stopped(f"stopped before flag {key!r}, {len(results)} flags evaluated")
+            countdown = KEEP_GOING_STRIDE
+        countdown -= 1
+        evaluation = evaluate(flag, context, data, big_segments=big_segments)
+        results[key] = client_result(evaluation, with_reasons=with_reasons)
+    return results

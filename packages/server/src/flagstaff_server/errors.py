@@ -9,7 +9,9 @@
     │       └── LostRace                    another writer committed between read and write
     ├── InvalidInput              400  malformed request
     │   ├── MalformedJson               the body is not JSON at all
-    │   └── ValidationError             invalid data at a JSON pointer `path`
+    │   ├── ValidationError             invalid data at a JSON pointer `path`
+    │   ├── ContentTooLarge       413  more (bytes, or work to evaluate) than a request may carry
+    │   └── UriTooLong            414  a context in the path longer than a request may carry
     ├── Unauthorized              401  no valid credential
     ├── Forbidden                 403  valid credential, insufficient role or scope
     ├── TooManyAttempts           429  too many failed sign-ins; `retry_after` seconds to wait
@@ -67,6 +69,19 @@ class ValidationError(InvalidInput):
     """Invalid data; `path` is the JSON pointer of the offending value."""
 
     code = "invalid_request"
+
+
+class ContentTooLarge(InvalidInput):
+    """The request carries more than the server takes: a body over its byte limit, or a context
+    that would take more work to evaluate than one request may (413)."""
+
+    code = "payload_too_large"
+
+
+class UriTooLong(InvalidInput):
+    """The request path carries more than the server takes (a context in the URL, 414)."""
+
+    code = "uri_too_long"
 
 
 class Unauthorized(FlagstaffError):

@@ -1,12 +1,14 @@
 """Admission control for one delivery node: a cap on open streams (and a smaller one on client-side
-streams), token buckets on full-payload sends and on fresh client-side evaluations, jittered
-`Retry-After` values and connection-age deadlines, with counters for all of it.
+streams), token buckets on full-payload sends and on fresh client-side evaluations (charged by the
+CPU they take), a CPU budget per evaluation request, jittered `Retry-After` values and
+connection-age deadlines, with counters for all of it.
 
 Time and randomness are injected, so every decision is testable without sleeping.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +36,12 @@ class Limits:
     `eval` stream opens for a new context), sustained. A browser's 50 flags cost about 0.5 ms,
     so this keeps such work near half a core; cache hits and 304s are not counted."""
     evaluation_burst: int = 2_000
+    evaluation_token_cpu_seconds: float = 0.0005
+    """What one evaluation token buys: a fresh evaluation that takes more CPU than this is
+    charged the extra tokens afterwards, so the budget holds for costly contexts too."""
+    evaluation_cpu_seconds: float = 0.02
+    """The most CPU one request's evaluation may take (checked between flags): a context that
+    would take longer is answered 413, and the event loop moves on."""
 
 
 class TokenBucket:
@@ -62,11 +70,18 @@ class Admission:
     """Decides whether a stream or a full send may go ahead, and counts every decision."""
 
     def __init__(
-        self, limits: Limits, *, clock: Callable[[], float], random: Callable[[], float]
+        self,
+        limits: Limits,
+        *,
+        clock: Callable[[], float],
+        random: Callable[[], float],
+        cpu_clock: Callable[[], float] = time.thread_time,
     ) -> None:
         self.limits = limits
         self.clock = clock
         self.random = random
+        self.cpu_clock = cpu_clock
+        """CPU time of the calling thread (the event loop's): what evaluations are charged."""
         self.bucket = TokenBucket(limits.full_sends_per_second, limits.full_send_burst, clock)
         self.evaluations = TokenBucket(
             limits.evaluations_per_second, limits.evaluation_burst, clock
@@ -97,6 +112,21 @@ class Admission:
             return True
         self.counts["client_evaluation_shed"] += 1
         return False
+
+    def evaluation_budget(self) -> Callable[[], bool]:
+        """A `keep_going` for one request's evaluation (`flagstaff_core.evaluate_for_client`
+        asks it every few flags): false once `evaluation_cpu_seconds` of CPU are used from now."""
+        clock = self.cpu_clock
+        deadline = clock() + self.limits.evaluation_cpu_seconds
+        return lambda: clock() < deadline
+
+    def charge_evaluation(self, cpu_seconds: float) -> None:
+        """Charge an admitted evaluation for the CPU it took beyond its one token (the bucket
+        may go below zero: fresh evaluations are shed until it refills)."""
+        extra = cpu_seconds / self.limits.evaluation_token_cpu_seconds - 1.0
+        if extra > 0:
+            self.evaluations.tokens -= extra
+            self.counts["client_evaluation_extra_tokens"] += round(extra)
 
     def admit_full_send(self) -> bool:
         if self.bucket.take():

@@ -1,7 +1,8 @@
 """A client-side SDK's evaluation context as it arrives (base64url in the path, or a JSON body),
 its fingerprint (the cache and ETag key for "the same context"), and the secure-mode check.
 
-Pure: no I/O. Bad input raises `InvalidInput` naming what was wrong; callers answer 400.
+Pure: no I/O. Bad input raises `InvalidInput` naming what was wrong; callers answer 400 (413 or
+414 for a context over the size limit).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import orjson
 from flagstaff_core import Context, ContextError, decode_context, secure_mode_hash
 
+from flagstaff_server.context_limits import check_context, check_path_segment
 from flagstaff_server.errors import InvalidInput
 
 SECURE_MODE_MESSAGE = "Environment is in secure mode, and context hash does not match."
@@ -30,8 +32,10 @@ class ClientContext:
 
 
 def decode_base64_json(segment: str) -> Any:
-    """The JSON in a base64url path segment, padded or not (SDKs strip the padding)."""
+    """The JSON in a base64url path segment, padded or not (SDKs strip the padding); 414 when
+    it would be larger than a context may be."""
     text = segment.strip()
+    check_path_segment(text)
     try:
         raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -49,9 +53,11 @@ def parse_json(raw: bytes, field: str) -> Any:
 
 
 def read_context(obj: Any) -> ClientContext:
-    """A context from parsed JSON (new format or an old-style user)."""
+    """A context from parsed JSON (new format or an old-style user), within the context limits
+    (400 naming the place, as a JSON pointer into the context, of the first part over one)."""
     if not isinstance(obj, dict):
         raise InvalidInput("the context must be a JSON object", path="context")
+    check_context(obj)
     try:
         context = decode_context(obj)
     except ContextError as exc:

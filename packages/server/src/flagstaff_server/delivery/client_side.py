@@ -21,10 +21,12 @@ from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs
 
 import orjson
-from flagstaff_core import Availability, evaluate
+from flagstaff_core import Availability, Stopped, evaluate
 
 from flagstaff_server.asgi import Headers, Receive, Scope, Send
+from flagstaff_server.context_limits import CONTEXT_LIMITS, check_size
 from flagstaff_server.delivery import client_metrics, ofrep, sse
+from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import SSE_HEADERS, sdk_key_of, send_stream
 from flagstaff_server.delivery.client_context import (
     ClientContext,
@@ -63,6 +65,7 @@ from flagstaff_server.delivery.serving import ServingNode
 from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import Environment, EnvironmentId
 from flagstaff_server.errors import (
+    ContentTooLarge,
     FlagstaffError,
     Forbidden,
     InvalidInput,
@@ -70,13 +73,14 @@ from flagstaff_server.errors import (
     StoreUnavailable,
     Unauthorized,
     UnsupportedMediaType,
+    UriTooLong,
 )
 
 log = logging.getLogger(__name__)
 
 JSON = b"application/json"
-CONTEXT_LIMIT = 64 * 1024
-"""Largest context body (REPORT, OFREP) accepted: far above any real context."""
+CONTEXT_LIMIT = CONTEXT_LIMITS.max_bytes
+"""Largest context body (REPORT, OFREP) accepted (`flagstaff_server.context_limits`)."""
 NO_GOALS_ETAG = b'"no-goals"'
 """Goals (click/page-view experiments) are not supported: always the same empty list."""
 OFREP_INACTIVITY_SECONDS = 120
@@ -93,6 +97,8 @@ PREFIXES = (
     "/ofrep/",
 )
 STATUS = {
+    ContentTooLarge: 413,
+    UriTooLong: 414,
     InvalidInput: 400,
     Unauthorized: 401,
     Forbidden: 403,
@@ -394,9 +400,22 @@ class ClientDelivery:
         held = self.cache.held(etag_of(snapshot.digest, view, client.fingerprint))
         if held is not None:
             return held
-        if not self.node.admission.admit_evaluation():
+        admission = self.node.admission
+        if not admission.admit_evaluation():
             raise StoreUnavailable("too many new contexts to evaluate right now; retry later")
-        return self.cache.client_results(snapshot, client, availability, with_reasons=with_reasons)
+        started = admission.cpu_clock()
+        try:
+            return self.cache.client_results(
+                snapshot,
+                client,
+                availability,
+                with_reasons=with_reasons,
+                keep_going=admission.evaluation_budget(),
+            )
+        except Stopped as exc:
+            raise _too_costly(admission) from exc
+        finally:
+            admission.charge_evaluation(admission.cpu_clock() - started)
 
     # streaming ---------------------------------------------------------------------------------
 
@@ -605,7 +624,12 @@ class ClientDelivery:
             if not self.node.admission.admit_evaluation():
                 await self._rate_limited(send, cors)
                 return
-            bulk = self._ofrep_bulk(env, client, availability, scope)
+            admission = self.node.admission
+            started = admission.cpu_clock()
+            try:
+                bulk = self._ofrep_bulk(env, client, availability, scope)
+            finally:
+                admission.charge_evaluation(admission.cpu_clock() - started)
             await _respond(send, 200, orjson.dumps(bulk), [(b"content-type", JSON), *headers])
             return
         data = self.cache.data(snapshot)
@@ -624,7 +648,10 @@ class ClientDelivery:
         if not self.node.admission.admit_evaluation():
             await self._rate_limited(send, cors)
             return
+        admission = self.node.admission
+        started = admission.cpu_clock()
         evaluation = evaluate(flag, client.context, data)
+        admission.charge_evaluation(admission.cpu_clock() - started)
         error = ofrep.failure_of(evaluation)
         if error is not None:
             await _json(send, error.status, error.body(key), cors)
@@ -636,11 +663,14 @@ class ClientDelivery:
         self, env: Environment, client: ClientContext, availability: Availability, scope: Scope
     ) -> dict[str, Any]:
         data = self.cache.data(env.snapshot)
-        flags = [
-            ofrep.result_of(key, flag, evaluate(flag, client.context, data))
-            for key, flag in sorted(data.flags.items())
-            if not flag.deleted and is_visible(flag, availability)
-        ]
+        keep_going = self.node.admission.evaluation_budget()
+        flags = []
+        for key, flag in sorted(data.flags.items()):
+            if flag.deleted or not is_visible(flag, availability):
+                continue
+            if not keep_going():
+                raise _too_costly(self.node.admission)
+            flags.append(ofrep.result_of(key, flag, evaluate(flag, client.context, data)))
         body: dict[str, Any] = {"flags": flags}
         credentials = env.credentials
         if credentials is not None and credentials.client_side_id:
@@ -721,6 +751,16 @@ class ClientDelivery:
         return status, headers, orjson.dumps(body)
 
 
+def _too_costly(admission: Admission) -> ContentTooLarge:
+    admission.counts["client_evaluation_too_costly"] += 1
+    budget_ms = admission.limits.evaluation_cpu_seconds * 1000
+    return ContentTooLarge(
+        f"evaluating every flag for this context takes more than {budget_ms:g} ms of CPU, the"
+        " most one request may use: send a smaller context (fewer array items, shorter strings)",
+        path="context",
+    )
+
+
 def _not_attached(stream: DirectStream) -> None:
     """A direct stream's `ended` until it is registered (nothing to undo yet)."""
 
@@ -730,8 +770,7 @@ def _context_of(route: Route, scope: Scope, body: bytes) -> ClientContext:
     if route.context is not None:
         return read_context(decode_base64_json(route.context))
     _check_json(scope)
-    if len(body) > CONTEXT_LIMIT:
-        raise InvalidInput(f"the body is larger than {CONTEXT_LIMIT} bytes", path="body")
+    check_size(len(body), field="body")
     return read_context(parse_json(body, "context"))
 
 
@@ -751,7 +790,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise InvalidInput(f"the body is larger than {limit} bytes", path="body")
+            raise ContentTooLarge(f"the body is larger than {limit} bytes", path="body")
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
@@ -90,8 +91,10 @@ class EvaluationCache:
         availability: Availability,
         *,
         with_reasons: bool,
+        keep_going: Callable[[], bool] | None = None,
     ) -> Evaluated:
-        """Every flag `availability` allows, evaluated for `client` on `snapshot`."""
+        """Every flag `availability` allows, evaluated for `client` on `snapshot`; `keep_going`
+        bounds the work (`flagstaff_core.Stopped` when it says stop: nothing is cached)."""
         etag = etag_of(snapshot.digest, view_name(availability, with_reasons), client.fingerprint)
         held = self.held(etag)
         if held is not None:
@@ -101,6 +104,7 @@ class EvaluationCache:
             client.context,
             availability=availability,
             with_reasons=with_reasons,
+            keep_going=keep_going,
         )
         body = orjson.dumps(results)
         self.counts["evaluate"] += 1

@@ -18,7 +18,9 @@ from flagstaff_core import (
     decode_context,
 )
 
+from flagstaff_server.context_limits import check_context
 from flagstaff_server.delivery.client_context import ClientContext, fingerprint_of
+from flagstaff_server.errors import ValidationError
 
 ErrorCode = Literal[
     "PARSE_ERROR", "TARGETING_KEY_MISSING", "INVALID_CONTEXT", "FLAG_NOT_FOUND", "GENERAL"
@@ -53,6 +55,10 @@ def context_of(request: Any) -> ClientContext | Failure:
         )
     if not isinstance(context, dict):
         return Failure(status=400, code="INVALID_CONTEXT", details="context must be an object")
+    try:
+        check_context(context, at="/context")
+    except ValidationError as exc:
+        return Failure(status=400, code="INVALID_CONTEXT", details=f"{exc.path}: {exc.message}")
     key = context.get("targetingKey")
     if key is None or key == "":
         return Failure(

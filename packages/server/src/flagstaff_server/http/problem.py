@@ -21,6 +21,7 @@ from starlette.responses import Response
 from flagstaff_server.errors import (
     AlreadyExists,
     Conflict,
+    ContentTooLarge,
     FlagstaffError,
     Forbidden,
     InvalidInput,
@@ -29,6 +30,7 @@ from flagstaff_server.errors import (
     TooManyAttempts,
     Unauthorized,
     UnsupportedMediaType,
+    UriTooLong,
     ValidationError,
     VersionConflict,
 )
@@ -51,6 +53,8 @@ PROBLEMS: Mapping[type[FlagstaffError], ProblemKind] = {
     VersionConflict: ProblemKind(409, "Version conflict"),
     Conflict: ProblemKind(409, "Conflict"),
     ValidationError: ProblemKind(400, "Invalid data"),
+    ContentTooLarge: ProblemKind(413, "Content too large"),
+    UriTooLong: ProblemKind(414, "URI too long"),
     InvalidInput: ProblemKind(400, "Invalid request"),
     Unauthorized: ProblemKind(401, "Unauthorized"),
     Forbidden: ProblemKind(403, "Forbidden"),

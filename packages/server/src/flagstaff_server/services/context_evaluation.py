@@ -11,6 +11,7 @@ from typing import Any
 
 from flagstaff_core import ContextError, DecodeError, decode_context, decode_data, evaluate
 
+from flagstaff_server.context_limits import check_context
 from flagstaff_server.errors import StoreUnavailable, ValidationError
 from flagstaff_server.services.imports import export_data
 from flagstaff_server.services.plane import ControlPlane
@@ -27,6 +28,7 @@ def evaluate_flags(
     offset: int = 0,
 ) -> JsonObject:
     """`{items: [{key, name, _value, reason, _links}], totalCount, _links}` ordered by flag key."""
+    check_context(context)  # the bounds delivery applies: a 400 naming the place
     try:
         evaluation_context = decode_context(context)
     except ContextError as exc:
