@@ -6,7 +6,7 @@ No I/O and no clock: callers pass `now_ms` and an id factory in.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from flagstaff_server.errors import ValidationError
@@ -102,6 +102,14 @@ def require_int(value: Any, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(f"expected an integer at {path}", path=path)
     return value
+
+
+def refuse_unknown(obj: dict[str, Any], known: Collection[str], path: str) -> None:
+    """A `ValidationError` at the first member of a create body's object that is not one of
+    `known`: the fields LaunchDarkly documents for it, those Flagstaff ignores included."""
+    for name in obj:
+        if name not in known:
+            raise ValidationError(f"unknown field {name!r}", path=path + pointer(name))
 
 
 def require_text(value: Any, path: str, max_length: int) -> str:

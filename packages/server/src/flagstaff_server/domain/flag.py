@@ -17,6 +17,7 @@ from flagstaff_server.domain.document import (
     is_valid_key,
     json_equal,
     pointer,
+    refuse_unknown,
     require_bool,
     require_list,
     require_object,
@@ -34,6 +35,35 @@ READ_ONLY_ENVIRONMENT_FIELDS = frozenset(
     {"version", "lastModified", "salt", "sel", "_site", "_environmentName", "_summary"}
 )
 WRITABLE_UNDERSCORE_ENVIRONMENT_FIELDS = frozenset({"_debugEventsUntilDate"})
+
+# The members of LaunchDarkly's `FeatureFlagBody` and the objects in it; anything else in a create
+# body is refused (a misspelt field must not be dropped silently). `purpose`, `migrationSettings`,
+# `maintainerTeamKey` and a variation's `_id` and `valueHash` are LaunchDarkly's and ignored here.
+BODY_FIELDS = frozenset(
+    {
+        "name",
+        "key",
+        "description",
+        "includeInSnippet",
+        "clientSideAvailability",
+        "variations",
+        "temporary",
+        "tags",
+        "customProperties",
+        "defaults",
+        "purpose",
+        "migrationSettings",
+        "maintainerId",
+        "maintainerTeamKey",
+        "initialPrerequisites",
+        "isFlagOn",
+    }
+)
+BODY_VARIATION_FIELDS = frozenset({"_id", "value", "valueHash", "name", "description"})
+BODY_DEFAULTS_FIELDS = frozenset({"onVariation", "offVariation"})
+BODY_AVAILABILITY_FIELDS = frozenset({"usingMobileKey", "usingEnvironmentId"})
+BODY_CUSTOM_PROPERTY_FIELDS = frozenset({"name", "value"})
+BODY_PREREQUISITE_FIELDS = frozenset({"key", "variationId"})
 
 
 def flag_kind(variations: Sequence[Any]) -> str:
@@ -58,6 +88,7 @@ def new_flag_document(
     `environments` is `(key, name)` pairs. Error paths point into the request body.
     """
     body = require_object(body, "")
+    refuse_unknown(body, BODY_FIELDS, "")
     key = require_string(field(body, "key", ""), "/key")
     if not is_valid_key(key):
         raise ValidationError(
@@ -84,9 +115,7 @@ def new_flag_document(
         "defaults": defaults,
         "clientSideAvailability": availability,
         "includeInSnippet": availability["usingEnvironmentId"],
-        "customProperties": clone(
-            require_object(body.get("customProperties") or {}, "/customProperties")
-        ),
+        "customProperties": _body_custom_properties(body),
         "experiments": {"baselineIdx": 0, "items": []},
         "environments": {},
     }
@@ -109,6 +138,7 @@ def _body_variations(body: dict[str, Any], new_id: IdFactory) -> list[dict[str, 
     for index, given in enumerate(require_list(body["variations"], "/variations")):
         path = f"/variations/{index}"
         given = require_object(given, path)
+        refuse_unknown(given, BODY_VARIATION_FIELDS, path)
         variation: dict[str, Any] = {"_id": new_id(), "value": clone(field(given, "value", path))}
         for name in ("name", "description"):
             if given.get(name) is not None:
@@ -122,6 +152,7 @@ def _body_defaults(body: dict[str, Any], variations: list[dict[str, Any]]) -> di
     if body.get("defaults") is None:
         return {"onVariation": 0, "offVariation": min(1, last)}
     given = require_object(body["defaults"], "/defaults")
+    refuse_unknown(given, BODY_DEFAULTS_FIELDS, "/defaults")
     defaults: dict[str, int] = {}
     for name in ("onVariation", "offVariation"):
         value = field(given, name, "/defaults")
@@ -139,6 +170,7 @@ def _body_availability(body: dict[str, Any]) -> dict[str, bool]:
         snippet = require_bool(body.get("includeInSnippet", False), "/includeInSnippet")
         return {"usingMobileKey": True, "usingEnvironmentId": snippet}
     given = require_object(given, "/clientSideAvailability")
+    refuse_unknown(given, BODY_AVAILABILITY_FIELDS, "/clientSideAvailability")
     return {
         "usingMobileKey": require_bool(
             given.get("usingMobileKey", True), "/clientSideAvailability/usingMobileKey"
@@ -147,6 +179,15 @@ def _body_availability(body: dict[str, Any]) -> dict[str, bool]:
             given.get("usingEnvironmentId", False), "/clientSideAvailability/usingEnvironmentId"
         ),
     }
+
+
+def _body_custom_properties(body: dict[str, Any]) -> dict[str, Any]:
+    properties = require_object(body.get("customProperties") or {}, "/customProperties")
+    for key, given in properties.items():
+        path = pointer("customProperties", key)
+        refuse_unknown(require_object(given, path), BODY_CUSTOM_PROPERTY_FIELDS, path)
+    copied: dict[str, Any] = clone(properties)
+    return copied
 
 
 def _initial_prerequisites(
@@ -158,6 +199,7 @@ def _initial_prerequisites(
     ):
         path = f"/initialPrerequisites/{index}"
         given = require_object(given, path)
+        refuse_unknown(given, BODY_PREREQUISITE_FIELDS, path)
         prerequisite_key = require_string(field(given, "key", path), f"{path}/key")
         variation_id = require_string(field(given, "variationId", path), f"{path}/variationId")
         if prerequisite_key == key:

@@ -15,6 +15,7 @@ from flagstaff_server.domain.document import (
     is_valid_context_kind,
     is_valid_key,
     pointer,
+    refuse_unknown,
     require_bool,
     require_object,
     require_string,
@@ -30,9 +31,14 @@ READ_ONLY_SEGMENT_FIELDS = frozenset(
 """Members a patch may test but not change (plus every top-level member starting with '_')."""
 
 
+BODY_FIELDS = frozenset({"name", "key", "description", "tags", "unbounded", "unboundedContextKind"})
+"""The members of LaunchDarkly's `SegmentBody`; anything else in a create body is refused."""
+
+
 def new_segment_document(body: Any, *, now_ms: int, new_id: IdFactory) -> Document:
     """A segment document from a LaunchDarkly `SegmentBody`; error paths point into the body."""
     body = require_object(body, "")
+    refuse_unknown(body, BODY_FIELDS, "")
     key = require_string(field(body, "key", ""), "/key")
     if not is_valid_key(key):
         raise ValidationError(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flagstaff_server.domain import present_flag
-from flagstaff_server.domain.document import clone
+from flagstaff_server.domain.document import clone, refuse_unknown, require_comment
 from flagstaff_server.errors import InvalidInput, ValidationError, VersionConflict
 from flagstaff_server.services import flags
 from flagstaff_server.services.access import Actor, authorize
@@ -43,19 +43,22 @@ class CopyRequest:
     body: Any
 
 
+BODY_FIELDS = frozenset({"source", "target", "comment", "includedActions", "excludedActions"})
+"""LaunchDarkly's `FlagCopyConfigPost`."""
+
+
 def parse_copy(body: Any) -> CopyRequest:
     """A `CopyRequest` from a `FlagCopyConfigPost` body; errors name the field."""
     if not isinstance(body, dict):
         raise InvalidInput(
             "expected an object {source, target, comment?, includedActions?}", path=""
         )
+    refuse_unknown(body, BODY_FIELDS, "")
     source, source_version = _environment(body, "source")
     target, target_version = _environment(body, "target")
     if source == target:
         raise ValidationError("source and target must be different environments", path="/target")
-    comment = body.get("comment")
-    if comment is not None and not isinstance(comment, str):
-        raise ValidationError("'comment' must be a string", path="/comment")
+    comment = require_comment(body)
     included, excluded = body.get("includedActions"), body.get("excludedActions")
     if included is not None and excluded is not None:
         raise ValidationError(
@@ -82,6 +85,7 @@ def _environment(body: dict[str, Any], name: str) -> tuple[str, int | None]:
     given = body.get(name)
     if not isinstance(given, dict) or not isinstance(given.get("key"), str):
         raise ValidationError(f"'{name}' must be an object with a string 'key'", path=f"/{name}")
+    refuse_unknown(given, ("key", "currentVersion"), f"/{name}")
     version = given.get("currentVersion")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise ValidationError("'currentVersion' must be an integer", path=f"/{name}/currentVersion")

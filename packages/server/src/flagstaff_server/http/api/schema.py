@@ -12,9 +12,15 @@ from pydantic.alias_generators import to_camel
 
 
 class Request(BaseModel):
-    # Strict: `"true"` is not a boolean and `1.5` not a TTL. Unknown LaunchDarkly fields
-    # (namingConvention, source, ...) are accepted and ignored, as scripts send them.
-    model_config = ConfigDict(strict=True, extra="ignore", alias_generator=to_camel)
+    # Strict: `"true"` is not a boolean and `1.5` not a TTL. Unknown fields are refused (400
+    # naming the field), so a misspelt one is not dropped silently; LaunchDarkly's own fields
+    # that Flagstaff does not implement are declared below as `Ignored`, so scripts written for
+    # LaunchDarkly still work.
+    model_config = ConfigDict(strict=True, extra="forbid", alias_generator=to_camel)
+
+
+Ignored = Any
+"""A LaunchDarkly field accepted in any form and ignored."""
 
 
 class Response(BaseModel):
@@ -52,6 +58,7 @@ class EnvironmentPost(Request):
     require_comments: bool | None = None
     tags: list[str] | None = None
     critical: bool | None = None
+    source: Ignored = None
 
 
 class ProjectPost(Request):
@@ -62,6 +69,7 @@ class ProjectPost(Request):
     include_in_snippet_by_default: bool | None = None
     default_client_side_availability: ClientSideAvailability | None = None
     environments: list[EnvironmentPost] | None = None
+    naming_convention: Ignored = None
 
 
 class TokenPost(Request):
@@ -70,6 +78,11 @@ class TokenPost(Request):
     description: str | None = None
     project_key: str | None = None
     environment_key: str | None = None
+    custom_role_ids: Ignored = None
+    inline_role: Ignored = None
+    service_token: Ignored = None
+    default_api_version: Ignored = None
+    expiry: Ignored = None
 
 
 class Environment(Response):
