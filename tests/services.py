@@ -54,7 +54,7 @@ def empty_postgres(store: SqlStore) -> SqlStore:
     tables = ", ".join(t.name for t in schema.metadata.sorted_tables if t.name != "change_counter")
     with store.engine.begin() as connection:
         connection.exec_driver_sql(f"TRUNCATE {tables} CASCADE")
-        connection.exec_driver_sql("UPDATE change_counter SET seq = 0")
+        connection.exec_driver_sql("UPDATE change_counter SET seq = 0, epoch = 1")
     return store
 
 

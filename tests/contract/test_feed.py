@@ -15,7 +15,8 @@ import pytest
 import redis
 from contract_backends import open_store
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
-from flagstaff_server.adapters.redis_feed import RedisChangeFeed
+from flagstaff_server.adapters.redis_feed import RedisChangeFeed, encode_entry
+from flagstaff_server.services.epochs import SEQ_GAP, start_epoch
 from flagstaff_server.services.ports import Change, ChangeFeed, JsonObject, Store
 from services import REDIS_URL
 
@@ -164,6 +165,25 @@ async def test_latest_seq_follows_commits(rig: Rig) -> None:
     assert await rig.feed.latest_seq() == 3
 
 
+async def test_a_subscriber_crosses_an_epoch_start_from_any_position(rig: Rig) -> None:
+    rig.commit_many(2)
+    epoch = start_epoch(rig.store, "restore", at=T0, feed=rig.feed)
+    marker = epoch.started_after_seq + SEQ_GAP + 1
+    after = rig.commit("after")
+    assert after == marker + 1
+    expected = [(1, 1, "flag"), (2, 1, "flag"), (marker, 2, "epoch"), (after, 2, "flag")]
+    for start in (0, 2, 3, marker - 1, marker):
+        async with aclosing(rig.feed.subscribe(start)) as changes:
+            wanted = [entry for entry in expected if entry[0] > start]
+            got = await take(changes, len(wanted))
+            assert [(c.seq, c.epoch, c.kind) for c in got] == wanted
+            later = rig.commit(f"later-{start}")
+            (following,) = await take(changes, 1)
+            assert (following.seq, following.epoch) == (later, 2)
+            expected.append((later, 2, "flag"))
+    assert await rig.feed.latest_seq() == expected[-1][0]
+
+
 # --- Redis Streams specifics ------------------------------------------------------------------
 
 
@@ -232,3 +252,35 @@ async def test_a_foreign_entry_in_the_stream_is_replaced_by_the_outbox_change(
     redis_rig.commit("b", announce=False)
     async with aclosing(redis_rig.feed.subscribe(0)) as changes:
         assert [(c.seq, c.key) for c in await take(changes, 2)] == [(1, "a"), (2, "b")]
+
+
+async def test_entries_of_a_lost_history_are_skipped_once_an_epoch_replaced_them(
+    redis_rig: Rig, redis_stream: str
+) -> None:
+    redis_rig.commit_many(3)
+    # The stream still holds what a database handed out before it was restored to seq 3: the
+    # restore lost seqs 4 and 5. `dr new-epoch` then started epoch 2 after seq 3.
+    with redis.Redis.from_url(REDIS_URL) as client:
+        for seq in (4, 5):
+            lost = Change(
+                seq=seq,
+                project="p",
+                environment="e",
+                kind="flag",
+                key="lost",
+                version=9,
+                item={"key": "lost"},
+                at=T0,
+            )
+            client.xadd(redis_stream, encode_entry(lost), id=f"{seq}-0")
+    epoch = start_epoch(redis_rig.store, "restore", at=T0)
+    redis_rig.commit("after")
+    marker = epoch.started_after_seq + SEQ_GAP + 1
+    assert stream_seqs(redis_stream) == [1, 2, 3, 4, 5, marker, marker + 1]
+    for start in (0, 3):
+        async with aclosing(redis_rig.feed.subscribe(start)) as changes:
+            got = await take(changes, 5 - start)
+        assert [(c.seq, c.key) for c in got][-2:] == [(marker, "2"), (marker + 1, "after")]
+        assert "lost" not in {c.key for c in got}
+    assert isinstance(redis_rig.feed, RedisChangeFeed)
+    assert redis_rig.feed.foreign_entries >= 2

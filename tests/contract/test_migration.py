@@ -119,3 +119,31 @@ def test_upgrading_a_database_with_data_keeps_it(sql_url: str) -> None:
             assert [e.id for e in uow.audit.list()] == ["new", "old"]
     finally:
         store.close()
+
+
+def test_upgrading_to_epochs_puts_existing_changes_in_epoch_one(sql_url: str) -> None:
+    engine = create_store_engine(sql_url)
+    try:
+        upgrade(engine, "0003")
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO changes (seq, project, environment, kind, key, version, item, at_ms)"
+                " VALUES (1, 'p', 'e', 'flag', 'f', 1, NULL, 1000)"
+            )
+            connection.exec_driver_sql("UPDATE change_counter SET seq = 1")
+    finally:
+        engine.dispose()
+    store = SqlStore(sql_url)
+    try:
+        with store.unit_of_work() as uow:
+            seq = uow.changes.append(
+                project="p", environment="e", kind="flag", key="g", version=1, item=None, at=T0
+            )
+        with store.unit_of_work(read_only=True) as uow:
+            assert [(c.seq, c.epoch) for c in uow.changes.since(0)] == [(1, 1), (2, 1)]
+            (first,) = uow.epochs.list()
+    finally:
+        store.close()
+    assert seq == 2
+    assert (first.epoch, first.started_after_seq, first.reason) == (1, 0, "initial")
+    assert (first.timeline is None) == (store.dialect == "sqlite")

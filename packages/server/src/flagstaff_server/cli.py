@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "quarantine",
     "user",
     "relay",
+    "dr",
 )
 
 

@@ -3,12 +3,13 @@ whenever nothing has to survive the process. Keeps no references to callers' obj
 
 from __future__ import annotations
 
+import bisect
 import copy
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from flagstaff_server.adapters.millis import truncate
@@ -19,7 +20,9 @@ from flagstaff_server.services.ports import (
     Change,
     ChangeKind,
     CredentialKind,
+    DatabaseTimeline,
     EnvironmentRecord,
+    EpochRecord,
     FlagRecord,
     JsonObject,
     ProjectRecord,
@@ -53,6 +56,12 @@ def _stored_environment(record: EnvironmentRecord) -> EnvironmentRecord:
     return replace(stored, retired=tuple(_stored(r) for r in stored.retired))
 
 
+FIRST_EPOCH = EpochRecord(
+    epoch=1, started_after_seq=0, at=datetime(1970, 1, 1, tzinfo=UTC), reason="initial"
+)
+"""Every store begins in epoch 1 (the SQL migration records the same row)."""
+
+
 @dataclass(slots=True)
 class _State:
     projects: dict[str, ProjectRecord] = field(default_factory=dict)
@@ -62,6 +71,9 @@ class _State:
     tokens: dict[str, TokenRecord] = field(default_factory=dict)
     audit: dict[str, AuditEntry] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+    seq: int = 0
+    """The last seq handed out (the change counter)."""
+    epochs: list[EpochRecord] = field(default_factory=lambda: [FIRST_EPOCH])
     accounts: dict[str, AccountRecord] = field(default_factory=dict)
     sessions: dict[str, SessionRecord] = field(default_factory=dict)
 
@@ -91,10 +103,22 @@ class _Journal:
         old = table.pop(key)
         self._undo.append(lambda: table.__setitem__(key, old))
 
-    def append(self, log: list[Change], change: Change) -> None:
+    def append(self, log: list[V], entry: V) -> None:
         self.check_writable()
-        log.append(change)
+        log.append(entry)
         self._undo.append(lambda: log.__delitem__(-1))
+
+    def set_seq(self, state: _State, seq: int) -> None:
+        self.check_writable()
+        old = state.seq
+        self._undo.append(lambda: setattr(state, "seq", old))
+        state.seq = seq
+
+    def set_epoch(self, log: list[EpochRecord], index: int, record: EpochRecord) -> None:
+        self.check_writable()
+        old = log[index]
+        self._undo.append(lambda: log.__setitem__(index, old))
+        log[index] = record
 
     def rollback(self) -> None:
         for undo in reversed(self._undo):
@@ -363,9 +387,10 @@ class _Changes:
         item: JsonObject | None,
         at: datetime,
     ) -> int:
-        seq = len(self._state.changes) + 1
+        seq = self._state.seq + 1
         change = Change(
             seq=seq,
+            epoch=self._state.epochs[-1].epoch,
             project=project,
             environment=environment,
             kind=kind,
@@ -375,14 +400,64 @@ class _Changes:
             at=truncate(at),
         )
         self._journal.append(self._state.changes, change)
+        self._journal.set_seq(self._state, seq)
         return seq
 
     def since(self, after_seq: int, limit: int = 1000) -> list[Change]:
-        start = max(after_seq, 0)
-        return copy.deepcopy(self._state.changes[start : start + max(limit, 0)])
+        changes = self._state.changes
+        start = bisect.bisect_right(changes, after_seq, key=lambda change: change.seq)
+        return copy.deepcopy(changes[start : start + max(limit, 0)])
 
     def latest_seq(self) -> int:
-        return len(self._state.changes)
+        return self._state.seq
+
+
+class _Epochs:
+    def __init__(self, state: _State, journal: _Journal, store: InMemoryStore) -> None:
+        self._state, self._journal, self._store = state, journal, store
+
+    def list(self) -> list[EpochRecord]:
+        return list(self._state.epochs)
+
+    def current(self) -> EpochRecord:
+        return self._state.epochs[-1]
+
+    def begin(
+        self,
+        *,
+        reason: str,
+        timeline: int | None,
+        system_id: str | None,
+        at: datetime,
+        seq_gap: int,
+    ) -> EpochRecord:
+        state = self._state
+        record = EpochRecord(
+            epoch=state.epochs[-1].epoch + 1,
+            started_after_seq=state.seq,
+            timeline=timeline,
+            system_id=system_id,
+            at=truncate(at),
+            reason=reason,
+        )
+        self._journal.append(state.epochs, record)
+        self._journal.set_seq(state, state.seq + seq_gap)
+        return record
+
+    def lock(self) -> None:
+        """Units of work already run one at a time here."""
+        self._journal.check_writable()
+
+    def record_timeline(self, epoch: int, timeline: int, system_id: str | None) -> None:
+        for index, record in enumerate(self._state.epochs):
+            if record.epoch == epoch:
+                updated = replace(record, timeline=timeline, system_id=system_id)
+                self._journal.set_epoch(self._state.epochs, index, updated)
+                return
+        raise NotFound(f"epoch {epoch} not found")
+
+    def timeline(self) -> DatabaseTimeline | None:
+        return self._store.timeline
 
 
 class _Accounts:
@@ -447,7 +522,7 @@ class _Sessions:
 
 
 class InMemoryUnitOfWork:
-    def __init__(self, state: _State, journal: _Journal) -> None:
+    def __init__(self, state: _State, journal: _Journal, store: InMemoryStore) -> None:
         self.projects = _Projects(state, journal)
         self.environments = _Environments(state, journal)
         self.flags = _Flags(state, journal)
@@ -457,21 +532,25 @@ class InMemoryUnitOfWork:
         self.changes = _Changes(state, journal)
         self.accounts = _Accounts(state, journal)
         self.sessions = _Sessions(state, journal)
+        self.epochs = _Epochs(state, journal, store)
 
 
 class InMemoryStore:
     """Transactions run one at a time under a lock; a rollback replays the undo journal."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeline: DatabaseTimeline | None = None) -> None:
         self._state = _State()
         self._lock = threading.RLock()
+        self.timeline = timeline
+        """What `uow.epochs.timeline()` reports: None (no timelines, like SQLite), or set by a
+        test to act as a PostgreSQL primary, and changed to act out a promotion."""
 
     @contextmanager
     def unit_of_work(self, *, read_only: bool = False) -> Iterator[InMemoryUnitOfWork]:
         with self._lock:
             journal = _Journal(read_only=read_only)
             try:
-                yield InMemoryUnitOfWork(self._state, journal)
+                yield InMemoryUnitOfWork(self._state, journal, self)
             except BaseException:
                 journal.rollback()
                 raise

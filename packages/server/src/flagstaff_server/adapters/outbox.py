@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from flagstaff_server.services.ports import Change, Store
+from flagstaff_server.services.ports import Change, EpochRecord, Store
 
 
 def read_changes(store: Store, after_seq: int, limit: int) -> list[Change]:
@@ -16,6 +16,15 @@ def read_changes(store: Store, after_seq: int, limit: int) -> list[Change]:
 def read_latest_seq(store: Store) -> int:
     with store.unit_of_work(read_only=True) as uow:
         return uow.changes.latest_seq()
+
+
+def read_epochs(store: Store) -> list[EpochRecord]:
+    with store.unit_of_work(read_only=True) as uow:
+        return uow.epochs.list()
+
+
+async def fetch_epochs(store: Store) -> list[EpochRecord]:
+    return await asyncio.to_thread(read_epochs, store)
 
 
 async def fetch_changes(store: Store, after_seq: int, limit: int) -> list[Change]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
@@ -17,9 +17,14 @@ from redis.exceptions import RedisError, ResponseError
 from redis.typing import EncodableT, FieldT
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
-from flagstaff_server.adapters.outbox import fetch_changes, fetch_latest_seq, read_changes
+from flagstaff_server.adapters.outbox import (
+    fetch_changes,
+    fetch_epochs,
+    fetch_latest_seq,
+    read_changes,
+)
 from flagstaff_server.errors import StoreUnavailable
-from flagstaff_server.services.ports import Change, ChangeFeed, ChangeKind, Store
+from flagstaff_server.services.ports import Change, ChangeFeed, ChangeKind, EpochRecord, Store
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +60,10 @@ class RedisChangeFeed:
         self.publish_failures = 0
         """Announcements that did not reach Redis (subscribers recovered them from the outbox)."""
         self.outbox_reads = 0
-        self._outbox_down = False
         """Times a subscriber had to read the outbox because the stream lacked a change."""
+        self.foreign_entries = 0
+        """Stream entries skipped as written from a history the database no longer has."""
+        self._outbox_down = False
 
     @property
     def stream(self) -> str:
@@ -82,7 +89,7 @@ class RedisChangeFeed:
             for change in changes:
                 pipe.xadd(
                     self._stream,
-                    _encode(change),
+                    encode_entry(change),
                     id=f"{change.seq}-0",
                     maxlen=self._max_length,
                     approximate=True,
@@ -103,6 +110,7 @@ class RedisChangeFeed:
             self._url, socket_connect_timeout=5, socket_timeout=self._idle_check + 5
         )
         position = after_seq
+        epochs = await self._epochs()
         try:
             while True:
                 try:
@@ -125,7 +133,9 @@ class RedisChangeFeed:
                     continue
                 entries: list[Any] = response[0][1] if response else []
                 if not entries:
-                    # idle: a commit whose announcement failed is still in the outbox
+                    # idle: a commit whose announcement failed is still in the outbox, and an
+                    # epoch may have begun (it tells which entries are from a lost history)
+                    epochs = await self._epochs() or epochs
                     for change in await self._backlog(position, self._batch_size):
                         yield change
                         position = change.seq
@@ -134,29 +144,59 @@ class RedisChangeFeed:
                     seq = _seq_of(entry_id)
                     if seq <= position:
                         continue
-                    if seq > position + 1:
-                        # the stream lacks changes (trimmed, lost, never announced)
-                        for change in await self._backlog(position, seq - 1 - position):
-                            yield change
-                            position = change.seq
-                        if position != seq - 1:
-                            # the outbox cannot fill the hole now; never skip past it
-                            await asyncio.sleep(self._retry_delay)
+                    entry = self._decoded(seq, fields)
+                    if entry is not None:
+                        verdict = belongs(epochs, entry)
+                        if verdict is None:
+                            epochs = await self._epochs() or epochs
+                            verdict = belongs(epochs, entry) is True
+                        if not verdict:
+                            # written from a history the database no longer has (a restore,
+                            # a failed-over primary): the outbox holds what replaced it
+                            self.foreign_entries += 1
+                            continue
+                        if seq == position + 1:
+                            yield entry
+                            position = seq
+                            continue
+                    # A hole before the entry (trimmed, lost, never announced, or an epoch's
+                    # seq gap) or an unreadable entry: the outbox decides, up to the entry.
+                    reached = False
+                    while not reached:
+                        backlog = await self._backlog(position, self._batch_size)
+                        for found in backlog:
+                            if found.seq > seq:
+                                reached = True  # the outbox has no such change: skip it
+                                break
+                            yield found
+                            position = found.seq
+                            reached = found.seq == seq
+                            if reached:
+                                break
+                        if len(backlog) < self._batch_size:
                             break
-                    try:
-                        change = _decode(seq, fields)
-                    except (KeyError, ValueError) as exc:
-                        # not an entry we wrote: the outbox has the real change
-                        log.warning("unreadable entry %d on %s: %r", seq, self._stream, exc)
-                        found = await self._backlog(position, 1)
-                        if not found:
-                            await asyncio.sleep(self._retry_delay)
-                            break
-                        change = found[0]
-                    yield change
-                    position = seq
+                    if not reached:
+                        # the outbox cannot vouch for the entry now; never skip past it
+                        await asyncio.sleep(self._retry_delay)
+                        break
         finally:
             await client.aclose()
+
+    def _decoded(self, seq: int, fields: Mapping[bytes, bytes]) -> Change | None:
+        try:
+            return decode_entry(seq, fields)
+        except (KeyError, ValueError) as exc:
+            # not an entry we wrote: the outbox has the real change
+            log.warning("unreadable entry %d on %s: %r", seq, self._stream, exc)
+            return None
+
+    async def _epochs(self) -> list[EpochRecord]:
+        """The database's epochs; empty when the store cannot answer (entries are then taken
+        as they are)."""
+        try:
+            return await fetch_epochs(self._store)
+        except StoreUnavailable:
+            return []
 
     async def _backlog(self, position: int, limit: int) -> list[Change]:
         try:
@@ -204,8 +244,21 @@ def _seq_of(entry_id: bytes | str) -> int:
     return int(text.partition("-")[0])
 
 
-def _encode(change: Change) -> dict[FieldT, EncodableT]:
+def belongs(epochs: Sequence[EpochRecord], change: Change) -> bool | None:
+    """Whether `change` is of the history `epochs` (oldest first) describe: its seq lies inside
+    its epoch. None when its epoch is newer than all of them; True when there are none."""
+    if not epochs:
+        return True
+    for index, record in enumerate(epochs):
+        if record.epoch == change.epoch:
+            end = epochs[index + 1].started_after_seq if index + 1 < len(epochs) else None
+            return change.seq > record.started_after_seq and (end is None or change.seq <= end)
+    return None if change.epoch > epochs[-1].epoch else False
+
+
+def encode_entry(change: Change) -> dict[FieldT, EncodableT]:
     return {
+        "epoch": change.epoch,
         "project": change.project,
         "environment": change.environment,
         "kind": change.kind,
@@ -216,7 +269,7 @@ def _encode(change: Change) -> dict[FieldT, EncodableT]:
     }
 
 
-def _decode(seq: int, fields: Mapping[bytes, bytes]) -> Change:
+def decode_entry(seq: int, fields: Mapping[bytes, bytes]) -> Change:
     return Change(
         seq=seq,
         project=fields[b"project"].decode(),
@@ -226,6 +279,7 @@ def _decode(seq: int, fields: Mapping[bytes, bytes]) -> Change:
         version=int(fields[b"version"]),
         item=orjson.loads(fields[b"item"]),
         at=from_millis(int(fields[b"at"])),
+        epoch=int(fields.get(b"epoch", b"1")),
     )
 
 

@@ -79,3 +79,20 @@ def _without_bookkeeping(document: Document) -> dict[str, Any]:
         for env_key, config in document.get("environments", {}).items()
     }
     return result
+
+
+def jumped_flag(document: Document, gap: int) -> Document:
+    """The flag with `_version` and every environment's `version` moved `gap` on (an epoch
+    start: later edits count on from there, above what a lost primary may have handed out)."""
+    jumped: Document = clone(document)
+    jumped["_version"] = int(jumped.get("_version", 0)) + gap
+    for config in jumped.get("environments", {}).values():
+        config["version"] = int(config.get("version", 0)) + gap
+    return jumped
+
+
+def jumped_segment(document: Document, gap: int) -> Document:
+    """The segment with its `version` moved `gap` on (as `jumped_flag`)."""
+    jumped: Document = clone(document)
+    jumped["version"] = int(jumped.get("version", 0)) + gap
+    return jumped

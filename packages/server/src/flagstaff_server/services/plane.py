@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flagstaff_server.services.access import Actor
+from flagstaff_server.services.epochs import EpochGuard
 from flagstaff_server.services.ports import (
     AuditEntry,
     ChangeFeed,
@@ -118,6 +119,8 @@ class ControlPlane:
     admin_token: str | None = field(default=None, repr=False)
     # Failed sign-ins per account and client address, in this process's memory.
     sign_in_throttle: SignInThrottle = field(default_factory=SignInThrottle, repr=False)
+    # Starts an epoch before the first write on a new PostgreSQL timeline (a promotion, PITR).
+    epochs: EpochGuard = field(default_factory=EpochGuard, repr=False)
 
     def read(self) -> AbstractContextManager[UnitOfWork]:
         return self.store.unit_of_work(read_only=True)
@@ -128,6 +131,8 @@ class ControlPlane:
         rolled back with nothing announced when the block raises."""
         with self.store.unit_of_work() as uow:
             transaction = Transaction(uow=uow, actor=actor, now=self.clock())
+            # before the use case reads anything: it must see the versions of the new epoch
+            transaction.last_seq = self.epochs.check(uow, transaction.now)
             yield transaction
         if transaction.last_seq:
             self.feed.publish(transaction.last_seq)

@@ -21,7 +21,7 @@ Clock = Callable[[], datetime]
 """Where time comes from: returns an aware UTC datetime. Injected by the composition root."""
 
 CredentialKind = Literal["sdk", "mobile", "client_side"]
-ChangeKind = Literal["flag", "segment", "environment"]
+ChangeKind = Literal["flag", "segment", "environment", "epoch"]
 Role = Literal["reader", "writer", "admin"]
 
 
@@ -144,7 +144,8 @@ class AuditEntry:
 class Change:
     """One committed change, in the outbox and on the feed. `item` is the SDK-format JSON of the
     flag or segment for `environment` (for kind "environment": its delivery view, credentials
-    included); None means deleted."""
+    included); None means deleted. Kind "epoch" marks the start of epoch `epoch` (project and
+    environment empty, `item` the epoch's description: see `services.epochs`)."""
 
     seq: int
     project: str
@@ -154,6 +155,33 @@ class Change:
     version: int
     item: JsonObject | None
     at: datetime
+    epoch: int = 1
+    """The database epoch the change was committed in; (epoch, seq) is a feed position."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpochRecord:
+    """One epoch of the database's history: a stretch in which seqs and versions were handed out
+    by one primary (docs/storage.md, "Epochs"). Epoch 1 starts after seq 0."""
+
+    epoch: int
+    started_after_seq: int
+    """The counter's seq when the epoch began: changes of earlier epochs are at or below it."""
+    timeline: int | None = None
+    """The PostgreSQL timeline the epoch began on (None: SQLite, or not known)."""
+    system_id: str | None = None
+    """The PostgreSQL cluster's system identifier (None: SQLite, or not readable)."""
+    at: datetime
+    reason: str
+    """Why it began: "initial", "promote", "restore", "timeline", or an operator's word."""
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseTimeline:
+    """Which history a PostgreSQL primary is writing: its timeline and cluster identity."""
+
+    timeline: int
+    system_id: str | None
 
 
 ChangeRecord = Change
@@ -306,8 +334,9 @@ class ChangeRepository(Protocol):
         item: JsonObject | None,
         at: datetime,
     ) -> int:
-        """Record a change in this transaction and return its sequence number. Numbers are
-        1, 2, 3, ... in commit order with no gaps: a rolled-back change leaves no number."""
+        """Record a change in the current epoch, in this transaction, and return its sequence
+        number. Numbers follow each other (n, n + 1, ...) in commit order with no gaps: a
+        rolled-back change leaves no number. Only an epoch start skips numbers (by its gap)."""
         ...
 
     def since(self, after_seq: int, limit: int = 1000) -> list[Change]:
@@ -316,6 +345,42 @@ class ChangeRepository(Protocol):
 
     def latest_seq(self) -> int:
         """The highest committed seq, 0 when there is none."""
+        ...
+
+
+class EpochRepository(Protocol):
+    def list(self) -> list[EpochRecord]:
+        """Every epoch, oldest first (at least epoch 1)."""
+        ...
+
+    def current(self) -> EpochRecord: ...
+    def begin(
+        self,
+        *,
+        reason: str,
+        timeline: int | None,
+        system_id: str | None,
+        at: datetime,
+        seq_gap: int,
+    ) -> EpochRecord:
+        """Start the next epoch: record it after the counter's current seq and move the counter
+        `seq_gap` on, so the next change gets a seq above anything an old primary may have
+        handed out. Holds the counter (and on PostgreSQL the flag and segment tables) until
+        commit. Versions and the marker change are the caller's (`services.epochs`)."""
+        ...
+
+    def lock(self) -> None:
+        """Hold the counter, the flags and the segments until commit (as `begin` does), so an
+        epoch decided on after this cannot race another process's."""
+        ...
+
+    def record_timeline(self, epoch: int, timeline: int, system_id: str | None) -> None:
+        """Note the database identity of an epoch that began without one known."""
+        ...
+
+    def timeline(self) -> DatabaseTimeline | None:
+        """The timeline of the PostgreSQL primary this transaction runs on; None on SQLite or in
+        memory (nothing to compare) and on a standby (it takes no writes)."""
         ...
 
 
@@ -340,6 +405,8 @@ class UnitOfWork(Protocol):
     def accounts(self) -> AccountRepository: ...
     @property
     def sessions(self) -> SessionRepository: ...
+    @property
+    def epochs(self) -> EpochRepository: ...
 
 
 class Store(Protocol):
@@ -383,8 +450,11 @@ __all__ = [
     "ChangeRepository",
     "Clock",
     "CredentialKind",
+    "DatabaseTimeline",
     "EnvironmentRecord",
     "EnvironmentRepository",
+    "EpochRecord",
+    "EpochRepository",
     "FlagRecord",
     "FlagRepository",
     "JsonObject",

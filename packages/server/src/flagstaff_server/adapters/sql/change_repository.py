@@ -1,5 +1,6 @@
 """The SQL repository of change records (the outbox delivery reads), numbered without gaps by
-one counter row. Rows to records and back inside the unit of work's transaction; never commits."""
+one counter row (only an epoch start moves it a gap on). Rows to records and back inside the
+unit of work's transaction; never commits."""
 
 from __future__ import annotations
 
@@ -33,15 +34,16 @@ class SqlChanges:
         connection, counter = self._tx.writable(), schema.change_counter
         # Updating the counter row locks it until this transaction ends, so the next writer
         # gets the next number only after this one committed (or rolled back and returned it).
-        seq: int = connection.execute(
+        seq, epoch = connection.execute(
             update(counter)
             .where(counter.c.id == 1)
             .values(seq=counter.c.seq + 1)
-            .returning(counter.c.seq)
-        ).scalar_one()
+            .returning(counter.c.seq, counter.c.epoch)
+        ).one()
         connection.execute(
             insert(schema.changes).values(
                 seq=seq,
+                epoch=epoch,
                 project=project,
                 environment=environment,
                 kind=kind,
@@ -51,7 +53,7 @@ class SqlChanges:
                 at_ms=to_millis(at),
             )
         )
-        return seq
+        return int(seq)
 
     def since(self, after_seq: int, limit: int = 1000) -> list[Change]:
         table = schema.changes
@@ -71,6 +73,7 @@ class SqlChanges:
 def _change(row: Row[Any]) -> Change:
     return Change(
         seq=row.seq,
+        epoch=row.epoch,
         project=row.project,
         environment=row.environment,
         kind=cast(ChangeKind, row.kind),

@@ -144,15 +144,32 @@ changes = Table(
     Column("version", Integer, nullable=False),
     Column("item", Text, nullable=True),
     Column("at_ms", BigInteger, nullable=False),
+    # the epoch the change was committed in (migration 0004)
+    Column("epoch", Integer, nullable=False, server_default="1"),
 )
 
-# One row (id = 1) holding the last seq handed out. Taking the next number updates this row, so
-# the row lock orders writers: seq order is commit order and a rollback returns the number.
+# One row (id = 1) holding the last seq handed out and the current epoch. Taking the next number
+# updates this row, so the row lock orders writers: seq order is commit order and a rollback
+# returns the number. An epoch start moves both on in one update (migration 0004).
 change_counter = Table(
     "change_counter",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("seq", BigInteger, nullable=False),
+    Column("epoch", Integer, nullable=False, server_default="1"),
+)
+
+# The database's epochs: each began after `started_after_seq` on a new primary or after a
+# restore (migration 0004; it records epoch 1). An empty table reads as epoch 1 alone.
+epochs = Table(
+    "epochs",
+    metadata,
+    Column("epoch", Integer, primary_key=True, autoincrement=False),
+    Column("started_after_seq", BigInteger, nullable=False),
+    Column("timeline", BigInteger, nullable=True),
+    Column("system_id", Text, nullable=True),
+    Column("at_ms", BigInteger, nullable=False),
+    Column("reason", Text, nullable=False),
 )
 
 # Local accounts of the web UI and their browser sessions (migration 0003).

@@ -18,6 +18,7 @@ from flagstaff_server.adapters.sql.audit_repository import SqlAudit
 from flagstaff_server.adapters.sql.change_repository import SqlChanges
 from flagstaff_server.adapters.sql.engine import WRITE_OPTION, create_store_engine
 from flagstaff_server.adapters.sql.environment_repository import SqlEnvironments
+from flagstaff_server.adapters.sql.epoch_repository import SqlEpochs
 from flagstaff_server.adapters.sql.flag_repository import SqlFlags
 from flagstaff_server.adapters.sql.migration import upgrade
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
@@ -44,6 +45,7 @@ class SqlUnitOfWork:
         self.changes = SqlChanges(tx)
         self.accounts = SqlAccounts(tx)
         self.sessions = SqlSessions(tx)
+        self.epochs = SqlEpochs(tx)
 
 
 class SqlStore:
