@@ -1,7 +1,8 @@
 """Hostile evaluation requests against `flagstaff serve` as a real process, over real sockets: with
 only the public client-side id, a `(a+)+$` rule against a long attribute (evalx GET and REPORT,
 OFREP) and oversized contexts run in a loop while `/status` keeps answering and a server-side
-SDK's `/all` stream still gets each flag change, every answer within a generous 2 s bound.
+SDK's `/all` stream still gets each flag change, every answer within a generous 2 s bound (an
+8 MB request line too: uvicorn alone would gather it for seconds).
 
 Issue 13 item 1: on Python's backtracking `re` one such request held the whole process.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -107,7 +109,21 @@ def attacks(url: str, keys: Keys) -> list[Callable[[httpx.Client], tuple[str, in
         answer = client.post(f"{url}/ofrep/v1/evaluate/flags", json=body, headers=ofrep)
         return "OFREP context nested 500 deep", answer.status_code, {400}
 
-    return [evalx, report, ofrep_flag, huge_path, huge_body, many_items, deep]
+    def request_line(client: httpx.Client) -> tuple[str, int, set[int]]:
+        # past what httpx sends: 8 MB of URL on a raw socket. The node answers 414 and closes
+        # once 64 KiB are in, so the rest of the send may meet a reset instead (status 0).
+        host, port = url.removeprefix("http://").split(":")
+        status = 0
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            try:
+                raw.sendall(b"GET /sdk/evalx/" + env.encode() + b"/contexts/" + b"a" * 8_000_000)
+                raw.sendall(b" HTTP/1.1\r\nHost: x\r\n\r\n")
+                status = int(raw.recv(64).split(b" ")[1])
+            except (ConnectionResetError, BrokenPipeError):
+                pass
+        return "8 MB request line", status, {414, 0}
+
+    return [evalx, report, ofrep_flag, huge_path, huge_body, many_items, deep, request_line]
 
 
 @pytest.fixture
@@ -210,4 +226,5 @@ def test_hostile_evaluation_requests_leave_status_and_sdk_streams_answering(
         "5 MB REPORT body",
         "array of 5,000 items",
         "OFREP context nested 500 deep",
+        "8 MB request line",
     }

@@ -48,6 +48,10 @@ NodeSource = Callable[[], "DeliveryNode | None"]
 """The node serving this process's streams, or None while there is none."""
 
 STREAM_PATHS: dict[str, Protocol] = {"/all": "v1", "/sdk/stream": "v2"}
+MAX_URL_BYTES = 64 * 1024
+"""The longest request target read. A browser's largest context (32 KiB, 43 KiB of base64) fits
+with its path and query. uvicorn appends each piece of the URL to what it holds (a copy each
+time) with no limit: one 100 MB request line held the event loop for 23 s."""
 
 __all__ = ["WRITE_BUFFER_LIMIT", "DeliveryHttpProtocol", "NodeSource", "protocol_for"]
 
@@ -92,13 +96,40 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
         node = type(self).node_source()
         return None if node is None else node.client_side
 
+    _url_refused = False
+
+    # the request line ------------------------------------------------------------------------
+
+    def on_url(self, url: bytes) -> None:
+        if len(self.url) + len(url) > MAX_URL_BYTES:
+            self._url_refused = True
+            body = orjson.dumps(
+                {
+                    "code": "uri_too_long",
+                    "message": f"the request target is longer than {MAX_URL_BYTES} bytes",
+                    "status": 414,
+                }
+            )
+            self.transport.write(
+                b"HTTP/1.1 414 URI Too Long\r\ncontent-type: application/problem+json\r\n"
+                b"content-length: %d\r\nconnection: close\r\n\r\n%b" % (len(body), body)
+            )
+            self.transport.close()
+            raise UrlTooLong(len(self.url) + len(url))  # stops the parser: nothing more is read
+        super().on_url(url)
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn answers any parser error with a 400; a refused URL was answered already
+        if not self._url_refused:
+            super().send_400_response(msg)
+
     # a REPORT stream's body ------------------------------------------------------------------
 
     def on_body(self, body: bytes) -> None:
         super().on_body(body)
         report = self._report
         if report is not None and len(report[0].body) > CONTEXT_LIMIT:
-            # Too large for a context: the app answers it (400) as always, reading what is held.
+            # Too large for a context: the app answers it (413) as always, reading what is held.
             self._report = None
             self._hand_to_app(report[0])
 
@@ -183,6 +214,10 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
             % (node.admission.retry_after(), len(body), body)
         )
         self.transport.close()
+
+
+class UrlTooLong(Exception):
+    """Raised from the parser's URL callback once the URL passes `MAX_URL_BYTES` (answered)."""
 
 
 def _end_stream(admission: Admission, broadcaster: Broadcaster, stream: DirectStream) -> None:
