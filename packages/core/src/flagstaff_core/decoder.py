@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flagstaff_core.errors import DecodeError
+from flagstaff_core.flag_program import compiled_flag
 from flagstaff_core.model import (
     Clause,
     ClientSideAvailability,
@@ -29,7 +30,7 @@ from flagstaff_core.model import (
     VariationOrRollout,
     WeightedVariation,
 )
-from flagstaff_core.program import compiled_flag, compiled_segment
+from flagstaff_core.segment_program import compiled_segment
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 

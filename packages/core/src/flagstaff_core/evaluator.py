@@ -10,8 +10,8 @@ from dataclasses import replace
 from flagstaff_core.big_segment import BigSegmentMembership
 from flagstaff_core.context import Context
 from flagstaff_core.evaluation import Evaluation, build_evaluation
+from flagstaff_core.flag_program import CompiledFlag, compiled_flag
 from flagstaff_core.model import Flag, FlagData
-from flagstaff_core.program import CompiledFlag, compiled_flag
 from flagstaff_core.reason import ErrorKind, EvaluationDetail, Reason
 from flagstaff_core.scope import MalformedFlagError, Scope
 

@@ -1,9 +1,10 @@
 """The LaunchDarkly flag and segment model as immutable values.
 
 Fields mirror the SDK JSON (snake_case here, camelCase on the wire; names are mapped only in
-`decoder`/`encoder`). Compiling is a step applied to these values by `program` (the decoder does
-it; `evaluate` does it on first use for a value built directly); this module must not import its
-compiler. Equality and `repr` compare only the model fields.
+`decoder`/`encoder`). Compiling is a step applied to these values by `flag_program` and
+`segment_program` (the decoder does it; `evaluate` does it on first use for a value built
+directly); this module must not import its compiler. Equality and `repr` compare only the model
+fields.
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ class Flag:
     exclude_from_summaries: bool = False
     migration: Migration | None = None
     deleted: bool = False
-    # The compiled form (`program.CompiledFlag`), kept by `program.compiled_flag`. `Any` because
-    # the model sits below its compiler and cannot name the compiler's types.
+    # The compiled form (`flag_program.CompiledFlag`), kept by `flag_program.compiled_flag`.
+    # `Any` because the model sits below its compiler and cannot name the compiler's types.
     _compiled: Any = field(default=None, init=False, compare=False, repr=False)
 
 
@@ -141,7 +142,7 @@ class Segment:
     unbounded_context_kind: str | None = None
     generation: int | None = None
     deleted: bool = False
-    # The compiled membership test, kept by `program.compiled_segment` (`Any`: see Flag).
+    # The compiled membership test, kept by `segment_program.compiled_segment` (`Any`: see Flag).
     _compiled: Any = field(default=None, init=False, compare=False, repr=False)
 
 
