@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flagstaff_server.delivery.client_side import handles, route_of
+from flagstaff_server.delivery.client_route import handles, route_of
 from flagstaff_server.delivery.cors import cors_headers, preflight_headers, with_cors
 
 ENV = "0123456789abcdef01234567"

@@ -24,8 +24,8 @@ from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery import handles as delivery_handles
+from flagstaff_server.delivery.client_route import handles as client_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
-from flagstaff_server.delivery.client_side import handles as client_handles
 from flagstaff_server.errors import FlagstaffError, StoreUnavailable
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem

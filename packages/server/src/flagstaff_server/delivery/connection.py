@@ -28,7 +28,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 
 from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import open_stream, query_value, sdk_key_of, sse_headers
-from flagstaff_server.delivery.client_side import CONTEXT_LIMIT, Route, stream_route
+from flagstaff_server.delivery.client_http import CONTEXT_LIMIT
+from flagstaff_server.delivery.client_route import Route, stream_route
 from flagstaff_server.delivery.fanout import (
     DIRECT_FRAMING,
     WRITE_BUFFER_LIMIT,

@@ -22,8 +22,8 @@ from flagstaff_sdk.status import DataSourceState
 
 from flagstaff_server.delivery import DeliveryConfig, snapshot_file
 from flagstaff_server.delivery import handles as delivery_handles
+from flagstaff_server.delivery.client_route import handles as client_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
-from flagstaff_server.delivery.client_side import handles as client_handles
 from flagstaff_server.delivery.metrics import CONTENT_TYPE
 from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import EnvironmentId
