@@ -1,5 +1,6 @@
 """`GET /api/v2/docs`: the Swagger UI page loads everything from this server (it must work offline),
-and each file it names answers 200 with its media type."""
+and each file it names answers 200 with its media type; its one script of ours (`init.js`, as the
+page's Content-Security-Policy allows no inline script) names the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ async def test_docs_page_references_only_this_server(client: httpx.AsyncClient) 
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     urls = referenced_urls(response.text)
-    assert "/api/v2/openapi.json" in urls
+    assert "/api/v2/docs/init.js" in urls
+    init = await client.get("/api/v2/docs/init.js")
+    assert init.headers["content-type"].startswith("text/javascript")
+    assert referenced_urls(init.text) == ["/api/v2/openapi.json"]
     assert any(url.endswith(".js") for url in urls)
     assert any(url.endswith(".css") for url in urls)
     for url in urls:
@@ -36,7 +40,7 @@ async def test_docs_page_references_only_this_server(client: httpx.AsyncClient) 
 async def test_docs_page_assets_answer_with_their_media_type(client: httpx.AsyncClient) -> None:
     page = (await client.get("/api/v2/docs")).text
     assets = [url for url in referenced_urls(page) if url.endswith(tuple(MEDIA_TYPES))]
-    assert len(assets) == 3
+    assert len(assets) == 4  # Swagger UI's script, style and icon, and init.js
 
     for url in assets:
         response = await client.get(url)

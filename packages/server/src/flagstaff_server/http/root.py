@@ -49,6 +49,7 @@ async def send_json(send: Send, status: int, body: Any, media_type: str) -> None
                 (b"content-type", media_type.encode()),
                 (b"content-length", str(len(payload)).encode()),
                 (b"cache-control", b"no-store"),
+                (b"x-content-type-options", b"nosniff"),
             ],
         }
     )

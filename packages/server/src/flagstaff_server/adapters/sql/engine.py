@@ -1,9 +1,12 @@
 """Turns a user's database URL into a configured SQLAlchemy engine: psycopg 3 for PostgreSQL,
-SQLite in WAL mode with a busy timeout and transactions that take the write lock up front."""
+SQLite in WAL mode with a busy timeout and transactions that take the write lock up front, its
+file readable by its owner only."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,7 @@ def create_store_engine(raw_url: str) -> Engine:
 def _sqlite_engine(url: URL) -> Engine:
     assert url.database is not None  # checked by database_url
     Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    keep_private(Path(url.database))
     engine = create_engine(
         url,
         connect_args={"check_same_thread": False, "timeout": _BUSY_TIMEOUT_MS / 1000},
@@ -82,6 +86,27 @@ def _sqlite_engine(url: URL) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def keep_private(database: Path) -> None:
+    """Create the database file with mode 0600 before SQLite does (with the umask's 0644): it
+    holds SDK keys and access-token hashes. SQLite gives its `-wal` and `-shm` files the database
+    file's mode. A file left readable by others (made before this rule) and its `-wal`/`-shm`
+    lose that access here."""
+    os.close(os.open(database, os.O_RDWR | os.O_CREAT, 0o600))
+    for path in (
+        database,
+        database.with_name(database.name + "-wal"),
+        database.with_name(database.name + "-shm"),
+    ):
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+            if mode & 0o077:
+                path.chmod(mode & 0o700)
+        except FileNotFoundError:
+            continue
+        except PermissionError:  # another user's file: only its owner can tighten it
+            continue
 
 
 def _enable_wal(cursor: Any) -> None:

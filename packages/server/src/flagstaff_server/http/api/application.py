@@ -30,6 +30,7 @@ from flagstaff_server.http.api import (
 )
 from flagstaff_server.http.api.body_limit import BodyLimit
 from flagstaff_server.http.api.content import screen_request
+from flagstaff_server.http.api.headers import SecurityHeaders
 from flagstaff_server.ingest import insight_api
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.settings import DEFAULT_API_MAX_BODY_BYTES
@@ -111,6 +112,7 @@ def build_api(
     )
     app.state.plane = plane
     app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # added last, so outermost: the 413 gets its headers too
     problem.install(app)
     for router in routers():
         app.include_router(router, prefix=PREFIX)
