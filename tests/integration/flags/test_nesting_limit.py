@@ -180,3 +180,18 @@ async def test_a_body_nested_past_any_document_is_400_on_every_route(
         refused = await post_raw(api, path, body % nested_text(levels, leaf))
         assert refused.status_code == 400, refused.text
         assert refused.json()["code"] == "invalid_request"
+
+
+async def test_a_segment_document_cannot_be_nested_past_the_limit_either(
+    api: httpx.AsyncClient,
+) -> None:
+    segments = f"/api/v2/segments/{PROJECT}/production"
+    created = await api.post(segments, json={"key": "s", "name": "S"})
+    assert created.status_code == 201, created.text
+    colour = lists(MAX_DOCUMENT_DEPTH - 3)
+    inside = {"op": "add", "path": "/colour" + "/0" * (MAX_DOCUMENT_DEPTH - 4), "value": [[[[1]]]]}
+    operations = [{"op": "add", "path": "/colour", "value": colour}, inside]
+    refused = await patch(api, f"{segments}/s", operations)
+    assert refused.status_code == 400, refused.text
+    assert tokens(refused.json()["path"]) == ["colour", *["0"] * (MAX_DOCUMENT_DEPTH - 1)]
+    assert "colour" not in (await api.get(f"{segments}/s")).json()
