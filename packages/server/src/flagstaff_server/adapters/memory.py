@@ -25,6 +25,7 @@ from flagstaff_server.services.ports import (
     EpochRecord,
     FlagRecord,
     JsonObject,
+    NoticeRecord,
     ProjectRecord,
     SegmentRecord,
     SessionRecord,
@@ -76,6 +77,7 @@ class _State:
     epochs: list[EpochRecord] = field(default_factory=lambda: [FIRST_EPOCH])
     accounts: dict[str, AccountRecord] = field(default_factory=dict)
     sessions: dict[str, SessionRecord] = field(default_factory=dict)
+    notices: dict[str, NoticeRecord] = field(default_factory=dict)
 
 
 class _Journal:
@@ -521,6 +523,29 @@ class _Sessions:
                 self._journal.remove(self._state.sessions, id_hash)
 
 
+class _Notices:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, notice_id: str) -> NoticeRecord | None:
+        return copy.deepcopy(self._state.notices.get(notice_id))
+
+    def list(self) -> list[NoticeRecord]:
+        # newest first; the id breaks ties as the SQL store's ORDER BY does
+        by_id = sorted(self._state.notices.values(), key=lambda n: n.id)
+        return copy.deepcopy(sorted(by_id, key=lambda n: n.created, reverse=True))
+
+    def add(self, record: NoticeRecord) -> None:
+        if record.id in self._state.notices:
+            raise AlreadyExists(f"notice {record.id!r} already exists")
+        self._journal.put(self._state.notices, record.id, _stored(record))
+
+    def delete(self, notice_id: str) -> None:
+        if notice_id not in self._state.notices:
+            raise NotFound(f"no notice {notice_id!r}")
+        self._journal.remove(self._state.notices, notice_id)
+
+
 class InMemoryUnitOfWork:
     def __init__(self, state: _State, journal: _Journal, store: InMemoryStore) -> None:
         self.projects = _Projects(state, journal)
@@ -533,6 +558,7 @@ class InMemoryUnitOfWork:
         self.accounts = _Accounts(state, journal)
         self.sessions = _Sessions(state, journal)
         self.epochs = _Epochs(state, journal, store)
+        self.notices = _Notices(state, journal)
 
 
 class InMemoryStore:

@@ -38,7 +38,7 @@ def check_item(kind: sse.ItemKind, item: dict[str, Any]) -> None:
         raise ValueError(f"{exc.path}: {exc.message}") from exc
 
 
-Outcome = Literal["applied", "stale", "invalid", "environment", "removed", "epoch"]
+Outcome = Literal["applied", "stale", "invalid", "environment", "removed", "epoch", "notice"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -102,6 +102,8 @@ class SnapshotStore:
             return self._apply_environment(change)
         if change.kind == "epoch":
             return "epoch"  # belongs to no environment: the node reads it (`DeliveryNode.apply`)
+        if change.kind == "notice":
+            return "notice"  # belongs to no environment: the node's `side_changes` read it
         kind: sse.ItemKind = change.kind
         env = self._environment(change.project, change.environment)
         if change.item is not None and self.check is not None:

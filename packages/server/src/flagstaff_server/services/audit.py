@@ -56,6 +56,8 @@ TITLE_VERBS: Mapping[str, str] = {
     "createAccount": "created the account",
     "updateAccount": "updated the account",
     "deleteAccount": "deleted the account",
+    "createNotice": "posted the status notice",
+    "deleteNotice": "removed the status notice",
 }
 
 
@@ -126,8 +128,14 @@ def environment_phrase(action: str, resources: Sequence[str], names: Environment
 def name_of(entry: AuditEntry) -> str:
     for document in (entry.after, entry.before):
         if document:
-            # accounts have no name of their own: their email reads better than their id
-            name = document.get("name") or document.get("email") or document.get("key")
+            # accounts have no name of their own: their email reads better than their id;
+            # notices have a title
+            name = (
+                document.get("name")
+                or document.get("email")
+                or document.get("title")
+                or document.get("key")
+            )
             if isinstance(name, str):
                 return name
     return entry.resource.rsplit("/", 1)[-1]

@@ -21,7 +21,7 @@ Clock = Callable[[], datetime]
 """Where time comes from: returns an aware UTC datetime. Injected by the composition root."""
 
 CredentialKind = Literal["sdk", "mobile", "client_side"]
-ChangeKind = Literal["flag", "segment", "environment", "epoch"]
+ChangeKind = Literal["flag", "segment", "environment", "epoch", "notice"]
 Role = Literal["reader", "writer", "admin"]
 
 
@@ -145,7 +145,9 @@ class Change:
     """One committed change, in the outbox and on the feed. `item` is the SDK-format JSON of the
     flag or segment for `environment` (for kind "environment": its delivery view, credentials
     included); None means deleted. Kind "epoch" marks the start of epoch `epoch` (project and
-    environment empty, `item` the epoch's description: see `services.epochs`)."""
+    environment empty, `item` the epoch's description: see `services.epochs`). Kind "notice"
+    carries an operator notice (project and environment empty, `key` its id, `item` its public
+    JSON: `flagstaff_server.notice`; None means deleted)."""
 
     seq: int
     project: str
@@ -174,6 +176,17 @@ class EpochRecord:
     at: datetime
     reason: str
     """Why it began: "initial", "promote", "restore", "timeline", or an operator's word."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoticeRecord:
+    """An operator notice posted through the API (`flagstaff_server.notice`)."""
+
+    id: str
+    created: datetime
+    expires: datetime | None = None
+    doc: JsonObject
+    """Its other fields: title, message, severity, regions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +361,21 @@ class ChangeRepository(Protocol):
         ...
 
 
+class NoticeRepository(Protocol):
+    def get(self, notice_id: str) -> NoticeRecord | None: ...
+    def list(self) -> list[NoticeRecord]:
+        """Every notice, expired ones included, newest first."""
+        ...
+
+    def add(self, record: NoticeRecord) -> None:
+        """Raises `AlreadyExists` for a taken id."""
+        ...
+
+    def delete(self, notice_id: str) -> None:
+        """Raises `NotFound` for a missing notice."""
+        ...
+
+
 class EpochRepository(Protocol):
     def list(self) -> list[EpochRecord]:
         """Every epoch, oldest first (at least epoch 1)."""
@@ -407,6 +435,8 @@ class UnitOfWork(Protocol):
     def sessions(self) -> SessionRepository: ...
     @property
     def epochs(self) -> EpochRepository: ...
+    @property
+    def notices(self) -> NoticeRepository: ...
 
 
 class Store(Protocol):
@@ -458,6 +488,8 @@ __all__ = [
     "FlagRecord",
     "FlagRepository",
     "JsonObject",
+    "NoticeRecord",
+    "NoticeRepository",
     "ProjectRecord",
     "ProjectRepository",
     "RetiredCredential",

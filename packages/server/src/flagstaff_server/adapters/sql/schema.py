@@ -196,3 +196,15 @@ sessions = Table(
     Index("ix_sessions_subject", "subject"),
     Index("ix_sessions_expires", "expires_ms"),
 )
+
+# Operator notices posted through the API, shown on the delivery nodes' status page
+# (migration 0005).
+status_notices = Table(
+    "status_notices",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("expires_ms", BigInteger, nullable=True),
+    Column("doc", Text, nullable=False),
+    Index("ix_status_notices_created", "created_ms"),
+)

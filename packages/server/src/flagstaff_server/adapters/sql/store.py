@@ -21,6 +21,7 @@ from flagstaff_server.adapters.sql.environment_repository import SqlEnvironments
 from flagstaff_server.adapters.sql.epoch_repository import SqlEpochs
 from flagstaff_server.adapters.sql.flag_repository import SqlFlags
 from flagstaff_server.adapters.sql.migration import upgrade
+from flagstaff_server.adapters.sql.notice_repository import SqlNotices
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
@@ -46,6 +47,7 @@ class SqlUnitOfWork:
         self.accounts = SqlAccounts(tx)
         self.sessions = SqlSessions(tx)
         self.epochs = SqlEpochs(tx)
+        self.notices = SqlNotices(tx)
 
 
 class SqlStore:

@@ -21,6 +21,7 @@ from flagstaff_server.http.api import (
     environments,
     flags,
     imports,
+    notices,
     projects,
     reference,
     schema,
@@ -62,6 +63,7 @@ def routers() -> Sequence[APIRouter]:
         audit_log.router,
         sessions.router,
         accounts.router,
+        notices.router,
         insight_api.router,
     ]
 

@@ -161,6 +161,36 @@ class Tokens(Response):
     total_count: int
 
 
+class NoticePost(Request):
+    title: str = Field(description="One line, shown as the notice's heading")
+    message: str | None = Field(default=None, description="What to do about it")
+    severity: Literal["info", "warning", "critical"] | None = None
+    regions: list[str] | None = Field(
+        default=None, description="The regions it concerns (FLAGSTAFF_REGION names); none: all"
+    )
+    expires_at: int | None = Field(
+        default=None, description="Epoch milliseconds after which it is no longer shown"
+    )
+
+
+class Notice(Response):
+    links: Links = Field(alias="_links")
+    id: str = Field(alias="_id")
+    title: str
+    message: str
+    severity: Literal["info", "warning", "critical"]
+    regions: list[str]
+    creation_date: int
+    expires_at: int | None
+    source: Literal["api", "signed"] = Field(alias="_source")
+
+
+class Notices(Response):
+    links: Links = Field(alias="_links")
+    items: list[Notice]
+    total_count: int
+
+
 class ResourceAccess(Response):
     action: str
     resource: str
