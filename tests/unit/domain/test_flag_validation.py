@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from flagstaff_server.domain import validate_flag_document
-from flagstaff_server.domain.validation import is_attribute_reference, is_semver, is_timestamp
+from flagstaff_server.domain.clause_validation import is_semver, is_timestamp
+from flagstaff_server.domain.validation import is_attribute_reference
 from flagstaff_server.errors import ValidationError
 
 P = "/environments/production"

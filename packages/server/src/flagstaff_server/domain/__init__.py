@@ -24,6 +24,7 @@ from flagstaff_server.domain.flag import (
 )
 from flagstaff_server.domain.flag_change import FlagChange, flag_change
 from flagstaff_server.domain.flag_instruction import FLAG_INSTRUCTIONS, apply_semantic_patch
+from flagstaff_server.domain.flag_validation import FlagLookup, validate_flag_document
 from flagstaff_server.domain.instruction import (
     SemanticPatch,
     SemanticPatchResult,
@@ -46,11 +47,7 @@ from flagstaff_server.domain.segment_instruction import (
     SEGMENT_INSTRUCTIONS,
     apply_segment_semantic_patch,
 )
-from flagstaff_server.domain.validation import (
-    FlagLookup,
-    validate_flag_document,
-    validate_segment_document,
-)
+from flagstaff_server.domain.segment_validation import validate_segment_document
 from flagstaff_server.domain.version import VersionBump, bump_segment_version, bump_versions
 
 __all__ = [

@@ -24,8 +24,8 @@ from flagstaff_server.domain.document import (
     require_string,
     require_strings,
 )
+from flagstaff_server.domain.flag_validation import FlagLookup
 from flagstaff_server.domain.json_patch import apply_json_patch, apply_merge_patch, parse_pointer
-from flagstaff_server.domain.validation import FlagLookup
 from flagstaff_server.errors import AlreadyExists, NotFound, ValidationError
 
 READ_ONLY_FIELDS = frozenset({"key", "_version", "creationDate", "kind", "environments"})

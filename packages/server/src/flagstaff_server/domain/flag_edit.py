@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flagstaff_server.domain.document import Document, IdFactory, is_valid_context_kind
+from flagstaff_server.domain.flag_validation import FlagLookup
 from flagstaff_server.domain.instruction import Instruction
-from flagstaff_server.domain.validation import TOTAL_WEIGHT, FlagLookup, is_attribute_reference
+from flagstaff_server.domain.validation import TOTAL_WEIGHT, is_attribute_reference
 from flagstaff_server.errors import ValidationError
 
 USER = "user"

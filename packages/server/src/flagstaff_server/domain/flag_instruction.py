@@ -15,9 +15,9 @@ from flagstaff_server.domain.flag_prerequisite_instruction import PREREQUISITE_I
 from flagstaff_server.domain.flag_rule_instruction import RULE_INSTRUCTIONS
 from flagstaff_server.domain.flag_setting_instruction import SETTING_INSTRUCTIONS
 from flagstaff_server.domain.flag_target_instruction import TARGET_INSTRUCTIONS
+from flagstaff_server.domain.flag_validation import FlagLookup
 from flagstaff_server.domain.flag_variation_instruction import VARIATION_INSTRUCTIONS
 from flagstaff_server.domain.instruction import Instruction, SemanticPatchResult, check_instructions
-from flagstaff_server.domain.validation import FlagLookup
 
 
 def apply_semantic_patch(

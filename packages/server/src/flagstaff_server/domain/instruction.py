@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from flagstaff_server.domain.clause_validation import validate_clause
 from flagstaff_server.domain.document import (
     Document,
     IdFactory,
@@ -15,7 +16,6 @@ from flagstaff_server.domain.document import (
     json_equal,
     require_comment,
 )
-from flagstaff_server.domain.validation import validate_clause
 from flagstaff_server.errors import InvalidInput, ValidationError
 
 

@@ -1,6 +1,6 @@
 """The REST segment document (one per project, environment and key) outside semantic patch:
 creation from a `SegmentBody`, id filling, JSON Patch and Merge Patch with read-only fields guarded,
-and response decoration. Pure; `validation.validate_segment_document` checks the result.
+and response decoration. Pure; `segment_validation.validate_segment_document` checks the result.
 """
 
 from __future__ import annotations
