@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flagstaff_server.durable import fsync_directory
+from flagstaff_server.durable import PRIVATE_FILE_MODE, fsync_directory
 from flagstaff_server.ingest import record as framing
 from flagstaff_server.ingest.record import Kind, Record
 
@@ -183,7 +183,7 @@ class Journal:
 
     def _open_segment(self, first_seq: int) -> None:
         path = self.directory / segment_name(first_seq)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
         # the new file's directory entry must be durable before any record in it is acknowledged
         fsync_directory(self.directory)
         if self._fd >= 0:
