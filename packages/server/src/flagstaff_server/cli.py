@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "user",
     "relay",
     "dr",
+    "killswitch",
 )
 
 

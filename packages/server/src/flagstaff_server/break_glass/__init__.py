@@ -1,0 +1,8 @@
+"""The break-glass kill switch: overrides signed offline with an operator's Ed25519 key, pushed
+to delivery nodes and relays, which serve the flag accordingly to every SDK with the API, the
+database and the change feed gone. See docs/break-glass.md.
+"""
+
+from flagstaff_server.break_glass.signing import KeyFileError, Keyring, load_public_keys
+
+__all__ = ["KeyFileError", "Keyring", "load_public_keys"]
