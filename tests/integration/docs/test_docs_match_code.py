@@ -20,6 +20,7 @@ MODULE_TABLES = {
     "delivery.md": SERVER / "delivery",
     "client-delivery.md": SERVER / "delivery",
     "relay.md": SERVER / "relay",
+    "break-glass.md": SERVER / "break_glass",
     "sdk.md": REPO_ROOT / "packages" / "sdk" / "src" / "flagstaff_sdk",
 }
 

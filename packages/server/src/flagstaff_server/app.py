@@ -22,6 +22,9 @@ from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.break_glass import BreakGlassApp, KillSwitch, load_public_keys
+from flagstaff_server.break_glass import handles as break_glass_handles
+from flagstaff_server.break_glass.state_file import AuditItem
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery import handles as delivery_handles
 from flagstaff_server.delivery.client_route import handles as client_handles
@@ -32,6 +35,7 @@ from flagstaff_server.http.root import RootApp, send_problem
 from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.services.break_glass import record_document
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
 from flagstaff_server.settings import Settings
@@ -78,6 +82,7 @@ class Flagstaff:
         self.api: FastAPI | None = None
         self.delivery: DeliveryNode | None = None
         self.client_delivery: ClientDelivery | None = None
+        self.kill_switch: KillSwitch | None = None
         self.ingest: IngestNode | None = None
         self.analytics = analytics
         """Built at start from the settings unless handed in (tests hand in one with a tally
@@ -98,6 +103,7 @@ class Flagstaff:
         if self.settings.serves_delivery:
             self.asgi.mount(delivery_handles, self.delivery_app)
             self.asgi.mount(client_handles, self.client_app)
+            self.asgi.mount(break_glass_handles, BreakGlassApp(lambda: self.kill_switch))
         if self.settings.serves_ingest:
             self.asgi.mount(ingest_handles, self.ingest_app)
             if not self.settings.serves_delivery:
@@ -121,6 +127,13 @@ class Flagstaff:
         assert self.store is not None
         with self.store.unit_of_work(read_only=True) as uow:
             return uow.environments.list()
+
+    def record_break_glass(self, item: AuditItem) -> None:
+        """The kill switch's audit sink: blocking, raises while the database is unreachable."""
+        assert self.store is not None
+        record_document(
+            self.store, item.document, accepted_at=item.accepted_at, accepted_by=item.accepted_by
+        )
 
     # lifecycle ---------------------------------------------------------------------------------
 
@@ -156,7 +169,19 @@ class Flagstaff:
                 ),
                 environments=self.environment_records,
             )
+            if self.settings.serves_delivery:
+                # before the node starts: it restores its overrides while loading snapshots
+                self.kill_switch = KillSwitch(
+                    self.delivery,
+                    keyring=load_public_keys(self.settings.break_glass_keys),
+                    peers=self.settings.break_glass_peers,
+                    audit_sink=self.record_break_glass,
+                    accepted_by=f"{self.settings.role} node {self.settings.host}:"
+                    f"{self.settings.port}",
+                )
             await self.delivery.start()
+            if self.kill_switch is not None:
+                await self.kill_switch.start()
         if self.settings.serves_delivery:
             assert self.delivery is not None
             self.client_delivery = ClientDelivery(self.delivery)
@@ -184,6 +209,8 @@ class Flagstaff:
             await self.ingest.stop()
         elif self.analytics is not None:
             self.analytics.close()
+        if self.kill_switch is not None:
+            await self.kill_switch.stop()
         if self.client_delivery is not None:
             # streams served on the connection are not uvicorn's to close: end them here
             await self.client_delivery.stop()

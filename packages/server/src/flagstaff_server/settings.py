@@ -42,6 +42,8 @@ ANALYTICS_DATABASE_ENV = "FLAGSTAFF_ANALYTICS_DATABASE_URL"
 INGEST_DISK_BUDGET_ENV = "FLAGSTAFF_INGEST_DISK_BUDGET_BYTES"
 INGEST_PROCESS_ENV = "FLAGSTAFF_INGEST_PROCESS"
 API_MAX_BODY_ENV = "FLAGSTAFF_API_MAX_BODY_BYTES"
+BREAK_GLASS_KEYS_ENV = "FLAGSTAFF_BREAK_GLASS_KEYS"
+BREAK_GLASS_PEERS_ENV = "FLAGSTAFF_BREAK_GLASS_PEERS"
 
 # The delivery knobs default to the values docs/delivery.md argues for.
 _LIMITS = Limits()
@@ -86,6 +88,11 @@ class Settings:
     # Process the event journal in this process (off: it only journals, for a bench or a node
     # whose journal another process consumes).
     ingest_process: bool = True
+    # Public-key files whose keys may sign break-glass documents (docs/break-glass.md); none:
+    # this node refuses every pushed override.
+    break_glass_keys: tuple[Path, ...] = ()
+    # Base URLs of the nodes and relays an accepted document is forwarded to.
+    break_glass_peers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -128,6 +135,12 @@ class Settings:
             raise SettingsError(
                 f"the API body limit must be at least 1 byte, got {self.api_max_body_bytes}"
             )
+        for peer in self.break_glass_peers:
+            if not peer.startswith(("http://", "https://")):
+                raise SettingsError(
+                    f"{BREAK_GLASS_PEERS_ENV} URLs must start with http:// or https://: {peer!r}"
+                )
+
         if self.ingest_disk_budget_bytes < 1:
             raise SettingsError(
                 f"ingest disk budget must be at least 1 byte, got {self.ingest_disk_budget_bytes}"
@@ -191,6 +204,12 @@ class Settings:
             values["api_max_body_bytes"] = parse_int(environ[API_MAX_BODY_ENV], API_MAX_BODY_ENV)
         if environ.get(INGEST_PROCESS_ENV):
             values["ingest_process"] = environ[INGEST_PROCESS_ENV].lower() not in ("0", "false")
+        if environ.get(BREAK_GLASS_KEYS_ENV):
+            values["break_glass_keys"] = tuple(
+                Path(path) for path in split_list(environ[BREAK_GLASS_KEYS_ENV])
+            )
+        if environ.get(BREAK_GLASS_PEERS_ENV):
+            values["break_glass_peers"] = split_list(environ[BREAK_GLASS_PEERS_ENV])
         if environ.get(KEY_GRACE_ENV):
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
         if environ.get(MAX_STREAMS_ENV):
@@ -209,6 +228,11 @@ class Settings:
                 values[name] = parse_float(environ[env], env)
         values.update({name: value for name, value in given.items() if value is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def split_list(text: str) -> tuple[str, ...]:
+    """A comma-separated list setting, blanks dropped."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def parse_int(text: str, name: str) -> int:

@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from flagstaff_server.break_glass import KeyFileError
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.commands.listener import bind_listeners
 from flagstaff_server.commands.uvicorn_run import (
@@ -73,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
     listeners = bind_listeners(config.host, config.port)
     # uvicorn names the address only for sockets it binds itself
     log.info("relay listening on http://%s:%d", config.host, config.port)
-    relay = Relay(config)
+    try:
+        relay = Relay(config)
+    except KeyFileError as exc:
+        raise CommandError(f"break_glass.keys: {exc}", exit_code=2) from exc
     run_until_stopped(
         relay.asgi,
         host=config.host,

@@ -15,6 +15,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,13 @@ class DeliveryNode:
         self.counts: Counter[str] = Counter()
         self.metric_sources: list[Callable[[], list[str]]] = []
         """More `/metrics` lines from parts built on this node (client-side delivery)."""
+        self.loaders: list[Callable[[], None]] = []
+        """Blocking steps run once the disk snapshots are loaded, before the feed is read (in
+        the loading thread): parts built on the node restore their own state there."""
+        self.pre_writers: list[Callable[[], Callable[[], None] | None]] = []
+        """Called on the loop when snapshots are collected for writing: each returns a blocking
+        write (or None), run before the snapshot files are written, so their state on disk is
+        never older than the snapshots it explains (the break-glass overlay's)."""
         self.client_side: ClientDelivery | None = None
         """Client-side delivery built on this node, if any (it registers itself), whose streams
         the connection protocol serves on the connection (`delivery.connection`)."""
@@ -114,6 +122,8 @@ class DeliveryNode:
     async def start(self) -> None:
         if self.config.data_dir is not None:
             await asyncio.to_thread(self._load, self.config.data_dir)
+        if self.loaders:
+            await asyncio.to_thread(self._run_loaders)
         self._tasks = [
             asyncio.create_task(self._consume(), name="delivery-feed"),
             asyncio.create_task(self._housekeep(), name="delivery-housekeeping"),
@@ -130,7 +140,7 @@ class DeliveryNode:
             env.broadcaster.close_all("shutdown", sse.goodbye("shutdown"))
         if self.config.data_dir is not None:
             try:
-                await asyncio.to_thread(self._write, *self._collect(everything=False))
+                await asyncio.to_thread(self._write, self._collect(everything=False))
             except OSError as exc:
                 log.error("could not write delivery snapshots at shutdown: %s", exc)
 
@@ -160,6 +170,10 @@ class DeliveryNode:
             directory,
             loaded.position,
         )
+
+    def _run_loaders(self) -> None:
+        for loader in self.loaders:
+            loader()
 
     # serving decisions -------------------------------------------------------------------------
 
@@ -284,22 +298,27 @@ class DeliveryNode:
             await self._dirty_event.wait()
             await asyncio.sleep(self.config.persist_delay_seconds)
             self._dirty_event.clear()
-            files, position = self._collect(everything=False)
+            collected = self._collect(everything=False)
             try:
-                await asyncio.to_thread(self._write, files, position)
+                await asyncio.to_thread(self._write, collected)
                 self.counts["persist"] += 1
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 self.counts["persist_error"] += 1
                 log.error("could not write delivery snapshots: %s", exc)
-                self._dirty.update(snapshot_file.environment_of(name) for name in files)
+                self._dirty.update(snapshot_file.environment_of(name) for name in collected.files)
                 self._dirty_event.set()
                 await asyncio.sleep(self.config.feed_retry_max_seconds / 10)
 
-    def _collect(
-        self, *, everything: bool
-    ) -> tuple[dict[str, snapshot_file.Held | None], int | None]:
+    def mark_changed(self, env_id: EnvironmentId | None = None) -> None:
+        """Have the persister write `env_id`'s snapshot (and the pre-writers' state) soon."""
+        if env_id is not None:
+            self._dirty.add(env_id)
+        self._dirty_event.set()
+
+    def _collect(self, *, everything: bool) -> Collected:
+        first = [write for write in (collect() for collect in self.pre_writers) if write]
         dirty = set(self.store.environments) if everything else self._dirty
         self._dirty = set()
         files: dict[str, snapshot_file.Held | None] = {}
@@ -308,10 +327,13 @@ class DeliveryNode:
             name = snapshot_file.file_name(project, key)
             files[name] = None if env is None else (env.snapshot, env.credentials)
         position = self.position if self.position != self._persisted_position else None
-        return files, position
+        return Collected(first, files, position)
 
-    def _write(self, files: dict[str, snapshot_file.Held | None], position: int | None) -> None:
+    def _write(self, collected: Collected) -> None:
         assert self.config.data_dir is not None
+        for write_first in collected.first:
+            write_first()
+        files, position = collected.files, collected.position
         snapshot_file.write(self.config.data_dir, files, position)
         if position is not None:
             self._persisted_position = position
@@ -354,3 +376,13 @@ class DeliveryNode:
 
 
 V2_HEARTBEAT = sse.frame(b"heart-beat", b"{}")
+
+
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """What one persist step writes, captured on the loop: the pre-writers' writes, then the
+    snapshot files, then the feed position."""
+
+    first: list[Callable[[], None]]
+    files: dict[str, snapshot_file.Held | None]
+    position: int | None

@@ -11,7 +11,7 @@ import bisect
 import gzip
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -70,6 +70,16 @@ class _Lazy:
         self.put_event: bytes | None = None
         self.v2_full_stream: bytes | None = None
         self.v2_full_poll: bytes | None = None
+
+
+class Holding(Protocol):
+    """What decides a change's version against held data: the items and tombstones of a
+    snapshot, or of the data beneath an overlay (`break_glass.overlay`)."""
+
+    @property
+    def tombstones(self) -> Mapping[tuple[ItemKind, str], int]: ...
+
+    def items(self, kind: ItemKind) -> Mapping[str, Item]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,7 +246,7 @@ def encode_item(key: str, obj: JsonObject, version: int | None = None) -> Item:
     return Item(version=version, key_json=orjson.dumps(key), encoded=orjson.dumps(obj))
 
 
-def is_stale(snapshot: Snapshot, kind: ItemKind, key: str, version: int) -> bool:
+def is_stale(snapshot: Holding, kind: ItemKind, key: str, version: int) -> bool:
     """True when the snapshot already holds `key` (or its tombstone) at `version` or newer."""
     current = snapshot.items(kind).get(key)
     if current is not None and current.version >= version:
@@ -259,6 +269,33 @@ def apply_change(
     (seq not after the snapshot's, or version not higher than the held item's/tombstone's)."""
     if seq <= snapshot.seq or is_stale(snapshot, kind, key, version):
         return None
+    return _next(snapshot, seq, kind, key, version, item, log_limit, keep_log=True)
+
+
+def apply_overlay(
+    snapshot: Snapshot, *, kind: ItemKind, key: str, version: int, item: JsonObject | None
+) -> Applied | None:
+    """The snapshot after a change that did not come from the feed (a break-glass override
+    applied, expired or cleared): at the snapshot's own seq, since feed seqs belong to the feed.
+    The FDv2 change log restarts at the new state, so (seq, digest) stays unique in it: clients
+    holding an earlier state get a full transfer, clients holding this one deltas after it.
+    None when `version` is not above the held item's (or tombstone's)."""
+    if is_stale(snapshot, kind, key, version):
+        return None
+    return _next(snapshot, snapshot.seq, kind, key, version, item, 0, keep_log=False)
+
+
+def _next(
+    snapshot: Snapshot,
+    seq: int,
+    kind: ItemKind,
+    key: str,
+    version: int,
+    item: JsonObject | None,
+    log_limit: int,
+    *,
+    keep_log: bool,
+) -> Applied:
     items = dict(snapshot.items(kind))
     tombstones = dict(snapshot.tombstones)
     if item is None:
@@ -277,11 +314,14 @@ def apply_change(
     segments = items if kind == "segment" else snapshot.segments
     body = _body(flags, segments)
     digest = selector.content_digest(body)
-    log, floor = _bounded(
-        (*snapshot.log, LogEntry(seq=seq, digest=digest, event=v2_name, data=v2_data)),
-        snapshot.log_floor,
-        log_limit,
-    )
+    if keep_log:
+        log, floor = _bounded(
+            (*snapshot.log, LogEntry(seq=seq, digest=digest, event=v2_name, data=v2_data)),
+            snapshot.log_floor,
+            log_limit,
+        )
+    else:
+        log, floor = (), (seq, digest)
     new = Snapshot(
         project=snapshot.project,
         environment=snapshot.environment,

@@ -10,14 +10,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from flagstaff_core import DecodeError, decode_flag, decode_segment
 
 from flagstaff_server.delivery import sse
 from flagstaff_server.delivery.credential import Credentials, decode_credentials
 from flagstaff_server.delivery.fanout import Broadcaster
-from flagstaff_server.delivery.snapshot import Snapshot, apply_change, empty_snapshot
+from flagstaff_server.delivery.snapshot import (
+    Holding,
+    Snapshot,
+    apply_change,
+    apply_overlay,
+    empty_snapshot,
+)
 from flagstaff_server.services.ports import Change
 
 log = logging.getLogger(__name__)
@@ -41,6 +47,18 @@ def check_item(kind: sse.ItemKind, item: dict[str, Any]) -> None:
 Outcome = Literal["applied", "stale", "invalid", "environment", "removed", "epoch", "notice"]
 
 
+class ChangeOverlay(Protocol):
+    """Something served on top of the feed's data (break-glass overrides): it sees every flag
+    change before the snapshot does and may serve another item or version in its place."""
+
+    def rewrite(self, change: Change, snapshot: Snapshot) -> Change | None:
+        """The change to apply instead of `change` (itself when the overlay holds nothing for
+        its flag), or None when it is stale for the data beneath the overlay."""
+
+    def base_view(self, snapshot: Snapshot) -> Holding:
+        """`snapshot` as the feed's data alone, without the overlay's items."""
+
+
 @dataclass(slots=True, kw_only=True)
 class Environment:
     project: str
@@ -61,6 +79,7 @@ class SnapshotStore:
         self.check = check
         self.environments: dict[EnvironmentId, Environment] = {}
         self.evicted = 0
+        self.overlay: ChangeOverlay | None = None
         self._by_sdk_key: dict[str, tuple[EnvironmentId, float]] = {}
         self._by_mobile_key: dict[str, tuple[EnvironmentId, float]] = {}
         self._by_client_side_id: dict[str, EnvironmentId] = {}
@@ -112,6 +131,11 @@ class SnapshotStore:
             except ValueError as exc:
                 log.error("dropping invalid %s %r (seq %d): %s", kind, change.key, change.seq, exc)
                 return "invalid"
+        if kind == "flag" and self.overlay is not None and change.seq > env.snapshot.seq:
+            rewritten = self.overlay.rewrite(change, env.snapshot)
+            if rewritten is None:
+                return "stale"
+            change = rewritten
         try:
             applied = apply_change(
                 env.snapshot,
@@ -131,6 +155,31 @@ class SnapshotStore:
         env.updated = self.clock()
         self.evicted += env.broadcaster.publish(applied.v1_event, applied.v2_event)
         return "applied"
+
+    def apply_overlay(
+        self, project: str, environment: str, key: str, version: int, item: dict[str, Any] | None
+    ) -> bool:
+        """Serve `item` (None: deleted) at `version` for flag `key`, from outside the feed (the
+        overlay's own transitions); False when the environment is unknown or `version` stale."""
+        env = self.environments.get((project, environment))
+        if env is None:
+            return False
+        try:
+            applied = apply_overlay(env.snapshot, kind="flag", key=key, version=version, item=item)
+        except ValueError as exc:
+            log.error("dropping unencodable overlay of flag %r: %s", key, exc)
+            return False
+        if applied is None:
+            return False
+        env.snapshot = applied.snapshot
+        env.updated = self.clock()
+        self.evicted += env.broadcaster.publish(applied.v1_event, applied.v2_event)
+        return True
+
+    def held(self, env: Environment) -> Holding:
+        """What decides versions of changes from outside (a relay's upstream): the feed's data
+        beneath any overlay."""
+        return env.snapshot if self.overlay is None else self.overlay.base_view(env.snapshot)
 
     def replace_credentials(self, all_credentials: Iterable[Credentials]) -> None:
         """Credentials read from the store: the complete current set."""

@@ -19,7 +19,11 @@ from flagstaff_sdk.config import Timing
 from flagstaff_sdk.errors import ConfigError
 
 from flagstaff_server.delivery import Limits
-from flagstaff_server.settings import SettingsError
+from flagstaff_server.settings import (
+    BREAK_GLASS_KEYS_ENV,
+    BREAK_GLASS_PEERS_ENV,
+    SettingsError,
+)
 
 Protocol = Literal["auto", "fdv2", "fdv1"]
 ENV_PREFIX = "FLAGSTAFF_RELAY_"
@@ -86,6 +90,10 @@ class RelayConfig:
     """Overrides of the SDK's `Timing` for the upstream connections (tests shrink them)."""
     redis: RedisConfig | None = None
     events: EventsConfig = field(default_factory=EventsConfig)
+    break_glass_keys: tuple[Path, ...] = ()
+    """Public-key files trusted for break-glass documents (docs/break-glass.md)."""
+    break_glass_peers: tuple[str, ...] = ()
+    """Base URLs an accepted break-glass document is forwarded to."""
 
     def __post_init__(self) -> None:
         if not self.environments:
@@ -106,7 +114,12 @@ class RelayConfig:
             )
         if self.stream_upstream and len(self.stream_upstream) != len(self.upstream):
             raise SettingsError("relay.stream_upstream needs one URL per relay.upstream URL")
-        for url in (*self.upstream, *self.stream_upstream, *self.events.upstream):
+        for url in (
+            *self.upstream,
+            *self.stream_upstream,
+            *self.events.upstream,
+            *self.break_glass_peers,
+        ):
             if not url.startswith(("http://", "https://")):
                 raise SettingsError(f"upstream URLs must start with http:// or https://: {url!r}")
         if not 0 <= self.port <= 65535:
@@ -215,6 +228,11 @@ def parse_config(
         retry_seconds=_float(events_table, "retry_seconds", 1.0, "events"),
         retry_max_seconds=_float(events_table, "retry_max_seconds", 30.0, "events"),
     )
+    break_glass = dict(_table(document, "break_glass"))
+    if environ.get(BREAK_GLASS_KEYS_ENV):
+        break_glass["keys"] = environ[BREAK_GLASS_KEYS_ENV]
+    if environ.get(BREAK_GLASS_PEERS_ENV):
+        break_glass["peers"] = environ[BREAK_GLASS_PEERS_ENV]
     protocol = _str(main, "protocol", "auto", "relay")
     if protocol not in ("auto", "fdv2", "fdv1"):
         raise SettingsError(f"relay.protocol must be auto, fdv2 or fdv1, got {protocol!r}")
@@ -233,6 +251,10 @@ def parse_config(
         upstream_timing=upstream_timing,
         redis=redis_config,
         events=events,
+        break_glass_keys=tuple(
+            _path(text, base) for text in _list(break_glass, "keys", "break_glass")
+        ),
+        break_glass_peers=_urls(break_glass, "peers", "break_glass"),
     )
 
 
@@ -395,6 +417,15 @@ def _urls(table: Mapping[str, Any], name: str, where: str) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise SettingsError(f"{where}.{name} must be a list of base URLs")
     return tuple(url.rstrip("/") for url in value)
+
+
+def _list(table: Mapping[str, Any], name: str, where: str) -> tuple[str, ...]:
+    value = table.get(name, ())
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{where}.{name} must be a list of strings")
+    return tuple(value)
 
 
 def _path(text: str, base: Path) -> Path:

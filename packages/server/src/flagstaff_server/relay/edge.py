@@ -20,6 +20,8 @@ from typing import Any
 
 from flagstaff_sdk.status import DataSourceState
 
+from flagstaff_server.break_glass import BreakGlassApp, KillSwitch, load_public_keys
+from flagstaff_server.break_glass import handles as break_glass_handles
 from flagstaff_server.delivery import DeliveryConfig, snapshot_file
 from flagstaff_server.delivery import handles as delivery_handles
 from flagstaff_server.delivery.client_route import handles as client_handles
@@ -87,6 +89,14 @@ class Relay:
             ),
         )
         self.client_delivery = ClientDelivery(self.node)
+        # no database here: documents reach the audit log through a delivery node, when one is
+        # among the peers (docs/break-glass.md)
+        self.kill_switch = KillSwitch(
+            self.node,
+            keyring=load_public_keys(config.break_glass_keys),
+            peers=config.break_glass_peers,
+            accepted_by=f"relay {config.host}:{config.port}",
+        )
         self.environments = {env.name: RelayEnvironment(config=env) for env in config.environments}
         self.by_id = {state.env_id: state for state in self.environments.values()}
         self.spool = EventSpool(config.data_dir / "events") if config.events.forward else None
@@ -113,6 +123,7 @@ class Relay:
         self.asgi.mount(lambda path: path == "/metrics", self.metrics_app)
         self.asgi.mount(delivery_handles, self.node.app)
         self.asgi.mount(client_handles, self.client_delivery)
+        self.asgi.mount(break_glass_handles, BreakGlassApp(lambda: self.kill_switch))
         self.asgi.mount(event_handles, self.events)
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -131,6 +142,7 @@ class Relay:
             self.node.ready.add(env_id)
             self.by_id[env_id].data_confirmed = now - self._disk_age(env_id)
         self.client_delivery.start()
+        await self.kill_switch.start()
         loop = asyncio.get_running_loop()
         for state in self.environments.values():
             if self.config.redis is not None:
@@ -174,6 +186,7 @@ class Relay:
                 await asyncio.to_thread(state.upstream.stop)
         await cancel_and_wait(self._tasks)
         self._tasks = []
+        await self.kill_switch.stop()
         await self.client_delivery.stop()
         await self.node.stop()
         if self.spool is not None:
@@ -230,7 +243,8 @@ class Relay:
         env = self.node.store.get(*state.env_id)
         if env is None:
             return
-        self._apply(state, changes_from_data(env.snapshot, upstream.data))
+        # decided against the data beneath any break-glass override, which stays served
+        self._apply(state, changes_from_data(self.node.store.held(env), upstream.data))
         state.data_confirmed = time.monotonic()
 
     def _apply(self, state: RelayEnvironment, changes: list[ItemChange]) -> None:
@@ -286,9 +300,8 @@ class Relay:
                 else:
                     env = self.node.store.get(*state.env_id)
                     if env is not None:
-                        self._apply(
-                            state, changes_from_json(env.snapshot, data.flags, data.segments)
-                        )
+                        held = self.node.store.held(env)
+                        self._apply(state, changes_from_json(held, data.flags, data.segments))
                         state.data_confirmed = time.monotonic()
                         self._offline_state(state, DataSourceState.VALID)
             await asyncio.sleep(self.config.offline_interval_seconds)

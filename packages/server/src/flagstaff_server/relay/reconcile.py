@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from flagstaff_core import Flag, FlagData, Segment, encode_flag, encode_segment
 
-from flagstaff_server.delivery.snapshot import Item, Snapshot
+from flagstaff_server.delivery.snapshot import Holding, Item
 from flagstaff_server.delivery.sse import ItemKind
 
 JsonObject = dict[str, Any]
@@ -31,7 +31,7 @@ class ItemChange:
     """The SDK JSON to serve (its `version` equals `version`); None deletes."""
 
 
-def changes_from_data(snapshot: Snapshot, data: FlagData) -> list[ItemChange]:
+def changes_from_data(snapshot: Holding, data: FlagData) -> list[ItemChange]:
     """Changes from decoded upstream data (the SDK's holding: live items and tombstones)."""
     changes: list[ItemChange] = []
     for kind, items in (("flag", data.flags), ("segment", data.segments)):
@@ -40,7 +40,7 @@ def changes_from_data(snapshot: Snapshot, data: FlagData) -> list[ItemChange]:
 
 
 def _decoded_changes(
-    snapshot: Snapshot, kind: ItemKind, items: Mapping[str, Flag | Segment]
+    snapshot: Holding, kind: ItemKind, items: Mapping[str, Flag | Segment]
 ) -> list[ItemChange]:
     held = snapshot.items(kind)
     changes: list[ItemChange] = []
@@ -67,7 +67,7 @@ def _decoded_changes(
 
 
 def changes_from_json(
-    snapshot: Snapshot, flags: Mapping[str, JsonObject], segments: Mapping[str, JsonObject]
+    snapshot: Holding, flags: Mapping[str, JsonObject], segments: Mapping[str, JsonObject]
 ) -> list[ItemChange]:
     """Changes from raw SDK JSON (an offline data file, already validated): content decides,
     so a file edited without bumping versions still reaches SDKs."""
@@ -78,7 +78,7 @@ def changes_from_json(
 
 
 def _json_changes(
-    snapshot: Snapshot, kind: ItemKind, items: Mapping[str, JsonObject]
+    snapshot: Holding, kind: ItemKind, items: Mapping[str, JsonObject]
 ) -> list[ItemChange]:
     held = snapshot.items(kind)
     changes: list[ItemChange] = []

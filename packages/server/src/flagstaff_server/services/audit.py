@@ -58,6 +58,11 @@ TITLE_VERBS: Mapping[str, str] = {
     "deleteAccount": "deleted the account",
     "createNotice": "posted the status notice",
     "deleteNotice": "removed the status notice",
+    # break-glass documents, recorded when the control plane returns (services.break_glass)
+    "breakGlassTurnOff": "turned off (break-glass) the flag",
+    "breakGlassTurnOn": "turned on (break-glass) the flag",
+    "breakGlassServeVariation": "pinned one variation (break-glass) of the flag",
+    "breakGlassClear": "cleared the break-glass override of the flag",
 }
 
 
