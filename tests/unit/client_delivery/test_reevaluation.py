@@ -21,7 +21,7 @@ from flagstaff_server.delivery.client_stream import (
 )
 from flagstaff_server.delivery.evaluation_cache import EvaluationCache, etag_of
 from flagstaff_server.delivery.fanout import Channel
-from flagstaff_server.delivery.snapshot import apply_change, build_snapshot
+from flagstaff_server.delivery.snapshot import apply_change, apply_overlay, build_snapshot
 from flagstaff_server.delivery.store import Environment
 
 ENV = ("p", "e")
@@ -308,3 +308,22 @@ def test_ping_and_ofrep_notices_are_spread_but_eval_streams_are_not() -> None:
     assert told() == 100
     assert world.clock.now >= 1.19
     assert world.reevaluator.counts["pass"] == 1
+
+
+def test_a_change_made_at_the_snapshots_own_seq_reaches_eval_streams() -> None:
+    """A break-glass override is applied at the snapshot's seq (`apply_overlay`): streams must
+    get it although the seq did not move."""
+    world = World(a=visible(flag("a")))
+    stream = world.stream()
+    applied = apply_overlay(
+        world.env.snapshot, kind="flag", key="a", version=2, item=visible(flag("a", 2, on=False))
+    )
+    assert applied is not None
+    assert applied.snapshot.seq == world.env.snapshot.seq
+    world.env.snapshot = applied.snapshot
+    world.reevaluator.step()
+    world.run_until_idle(at=0.2)
+    assert [(name, data["key"], data["value"]) for name, data in events(stream)] == [
+        ("patch", "a", False)
+    ]
+    assert stream.snapshot is world.env.snapshot

@@ -337,7 +337,9 @@ class Reevaluator:
 
     def _update(self, stream: ClientStream, work: Pass) -> None:
         channel = stream.channel
-        if channel.closing is not None or stream.snapshot.seq >= work.snapshot.seq:
+        # a seq alone does not order snapshots: a break-glass override changes one at its seq
+        held = stream.snapshot
+        if channel.closing is not None or held is work.snapshot or held.seq > work.snapshot.seq:
             return
         group = stream.group()
         events = work.events.get(group)
