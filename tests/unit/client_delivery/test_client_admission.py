@@ -68,7 +68,11 @@ def node_with(clock: FakeClock, **limits: Any) -> DeliveryNode:
         probe_interval_seconds=0.0,
         probe_timeout_seconds=0.5,
     )
-    return DeliveryNode(FixedFeed(BACKLOG), config, clock=clock, rng=lambda: 0.5)
+    # No CPU passes on the fixed CPU clock, so no evaluation costs more than its one token and
+    # the budget decisions below do not depend on how busy the machine is.
+    return DeliveryNode(
+        FixedFeed(BACKLOG), config, clock=clock, rng=lambda: 0.5, cpu_clock=lambda: 0.0
+    )
 
 
 def metric_value(metrics: str, name: str) -> float:

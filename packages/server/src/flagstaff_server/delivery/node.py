@@ -54,7 +54,10 @@ class DeliveryNode:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         rng: Callable[[], float] = random.random,
+        cpu_clock: Callable[[], float] = time.thread_time,
     ) -> None:
+        """`cpu_clock` measures what client-side evaluations cost (the event loop thread's CPU
+        time); tests hand in a fixed one so their admission decisions do not depend on load."""
         self.feed = feed
         self.config = config or DeliveryConfig()
         self.environment_source = environments
@@ -64,7 +67,9 @@ class DeliveryNode:
         self.store = SnapshotStore(
             log_limit=self.config.log_limit, clock=clock, check=check or check_item
         )
-        self.admission = Admission(self.config.limits, clock=clock, random=rng)
+        self.admission = Admission(
+            self.config.limits, clock=clock, random=rng, cpu_clock=cpu_clock
+        )
         self.counts: Counter[str] = Counter()
         self.metric_sources: list[Callable[[], list[str]]] = []
         """More `/metrics` lines from parts built on this node (client-side delivery)."""
