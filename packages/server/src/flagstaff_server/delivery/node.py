@@ -67,9 +67,7 @@ class DeliveryNode:
         self.store = SnapshotStore(
             log_limit=self.config.log_limit, clock=clock, check=check or check_item
         )
-        self.admission = Admission(
-            self.config.limits, clock=clock, random=rng, cpu_clock=cpu_clock
-        )
+        self.admission = Admission(self.config.limits, clock=clock, random=rng, cpu_clock=cpu_clock)
         self.counts: Counter[str] = Counter()
         self.metric_sources: list[Callable[[], list[str]]] = []
         """More `/metrics` lines from parts built on this node (client-side delivery)."""
