@@ -54,3 +54,31 @@ def test_bad_values_are_refused_naming_the_setting(
 ) -> None:
     with pytest.raises(SettingsError, match=named):
         Settings.from_env(environ, **values)
+
+
+def test_the_region_comes_from_flagstaff_region_and_defaults_to_local() -> None:
+    assert Settings.from_env({}).region == "local"
+    assert Settings.from_env({"FLAGSTAFF_REGION": "eu-west-1"}).region == "eu-west-1"
+
+
+@pytest.mark.parametrize("name", ["", "EU", "eu west", "-eu", "x" * 64])
+def test_a_bad_region_name_is_refused_naming_the_variable(name: str) -> None:
+    with pytest.raises(SettingsError, match="FLAGSTAFF_REGION"):
+        Settings(region=name)
+
+
+def test_a_node_nobody_publishes_to_polls_the_outbox_sub_second() -> None:
+    # a delivery (or ingest) node without Redis: no commit in its process wakes the feed
+    assert Settings(role="delivery").resolved_feed_poll_seconds == 0.25
+    assert Settings(role="ingest").resolved_feed_poll_seconds == 0.25
+    # the API's own commits wake the in-process feed; Redis wakes its subscribers
+    assert Settings(role="all").resolved_feed_poll_seconds is None
+    assert Settings(role="delivery", redis_url="redis://r").resolved_feed_poll_seconds is None
+    chosen = Settings.from_env({"FLAGSTAFF_FEED_POLL_SECONDS": "1.5"}, role="all")
+    assert chosen.resolved_feed_poll_seconds == 1.5
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "61", "soon", "nan"])
+def test_a_bad_feed_poll_interval_is_refused_naming_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError, match="FLAGSTAFF_FEED_POLL_SECONDS"):
+        Settings.from_env({"FLAGSTAFF_FEED_POLL_SECONDS": value})

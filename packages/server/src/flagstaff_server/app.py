@@ -119,9 +119,14 @@ class Flagstaff:
         return SqlStore(self.settings.resolved_database_url, connect_later=connect_later)
 
     def open_feed(self, store: Store) -> ChangeFeed:
+        poll = self.settings.resolved_feed_poll_seconds
         if self.settings.redis_url:
-            return RedisChangeFeed(store, self.settings.redis_url)
-        return InProcessChangeFeed(store)
+            if poll is None:
+                return RedisChangeFeed(store, self.settings.redis_url)
+            return RedisChangeFeed(store, self.settings.redis_url, idle_check=poll)
+        if poll is None:
+            return InProcessChangeFeed(store)
+        return InProcessChangeFeed(store, idle_check=poll)
 
     def environment_records(self) -> list[EnvironmentRecord]:
         assert self.store is not None
@@ -308,7 +313,10 @@ class Flagstaff:
         if isinstance(self.feed, RedisChangeFeed):
             return await redis_feed_status(self.feed)
         latest = await self.feed.latest_seq()
-        return {"status": "ok", "kind": "in-process", "latestSeq": latest}
+        body: dict[str, Any] = {"status": "ok", "kind": "in-process", "latestSeq": latest}
+        if isinstance(self.feed, InProcessChangeFeed):
+            body["pollSeconds"] = self.feed.poll_seconds
+        return body
 
     def delivery_status(self) -> dict[str, Any]:
         node = self.delivery
@@ -354,4 +362,5 @@ async def redis_feed_status(feed: RedisChangeFeed) -> dict[str, Any]:
         body["status"] = "degraded"
         body["error"] = f"{redis_error}; changes are read from the database's outbox"
     body["publishFailures"] = feed.publish_failures
+    body["pollSeconds"] = feed.poll_seconds
     return body

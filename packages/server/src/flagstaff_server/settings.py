@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,16 @@ INGEST_PROCESS_ENV = "FLAGSTAFF_INGEST_PROCESS"
 API_MAX_BODY_ENV = "FLAGSTAFF_API_MAX_BODY_BYTES"
 BREAK_GLASS_KEYS_ENV = "FLAGSTAFF_BREAK_GLASS_KEYS"
 BREAK_GLASS_PEERS_ENV = "FLAGSTAFF_BREAK_GLASS_PEERS"
+REGION_ENV = "FLAGSTAFF_REGION"
+FEED_POLL_ENV = "FLAGSTAFF_FEED_POLL_SECONDS"
+
+DEFAULT_REGION = "local"
+# A region name goes into /status, problem bodies and the database's record of the primary.
+REGION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+# How often a feed subscriber with nobody in its process to wake it (a delivery or ingest node
+# without Redis, say in a standby region fed only by replication) reads the outbox: a change
+# reaches it within replication lag plus this.
+NO_PUBLISHER_FEED_POLL_SECONDS = 0.25
 
 # The delivery knobs default to the values docs/delivery.md argues for.
 _LIMITS = Limits()
@@ -93,6 +104,10 @@ class Settings:
     break_glass_keys: tuple[Path, ...] = ()
     # Base URLs of the nodes and relays an accepted document is forwarded to.
     break_glass_peers: tuple[str, ...] = ()
+    # The region this process runs in (docs/operations/regions.md); shown in /status.
+    region: str = DEFAULT_REGION
+    # How often an idle change-feed subscriber reads the outbox; None: the default below.
+    feed_poll_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -140,7 +155,16 @@ class Settings:
                 raise SettingsError(
                     f"{BREAK_GLASS_PEERS_ENV} URLs must start with http:// or https://: {peer!r}"
                 )
-
+        if not REGION_NAME.fullmatch(self.region):
+            raise SettingsError(
+                f"{REGION_ENV} must be 1-63 lowercase letters, digits, '.', '-' or '_' "
+                f"(starting with a letter or digit), got {self.region!r}"
+            )
+        if self.feed_poll_seconds is not None and not 0 < self.feed_poll_seconds <= 60:
+            raise SettingsError(
+                f"{FEED_POLL_ENV} must be above 0 and at most 60 seconds, "
+                f"got {self.feed_poll_seconds}"
+            )
         if self.ingest_disk_budget_bytes < 1:
             raise SettingsError(
                 f"ingest disk budget must be at least 1 byte, got {self.ingest_disk_budget_bytes}"
@@ -158,6 +182,17 @@ class Settings:
             evaluations_per_second=self.client_evaluations_per_second,
             evaluation_burst=max(1, round(2 * self.client_evaluations_per_second)),
         )
+
+    @property
+    def resolved_feed_poll_seconds(self) -> float | None:
+        """The feed's idle poll interval: the setting, else sub-second for a process that runs no
+        API and has no Redis (no commit in the process wakes its subscribers, so only polling
+        brings changes), else None (the feed's own default: publishes or Redis wake it)."""
+        if self.feed_poll_seconds is not None:
+            return self.feed_poll_seconds
+        if self.redis_url is None and not self.serves_api:
+            return NO_PUBLISHER_FEED_POLL_SECONDS
+        return None
 
     @property
     def resolved_database_url(self) -> str:
@@ -210,6 +245,8 @@ class Settings:
             )
         if environ.get(BREAK_GLASS_PEERS_ENV):
             values["break_glass_peers"] = split_list(environ[BREAK_GLASS_PEERS_ENV])
+        if environ.get(REGION_ENV):
+            values["region"] = environ[REGION_ENV]
         if environ.get(KEY_GRACE_ENV):
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
         if environ.get(MAX_STREAMS_ENV):
@@ -223,6 +260,7 @@ class Settings:
             ("client_evaluations_per_second", CLIENT_EVALUATIONS_ENV),
             ("max_connection_age_seconds", MAX_CONNECTION_AGE_ENV),
             ("heartbeat_seconds", HEARTBEAT_ENV),
+            ("feed_poll_seconds", FEED_POLL_ENV),
         ):
             if environ.get(env):
                 values[name] = parse_float(environ[env], env)

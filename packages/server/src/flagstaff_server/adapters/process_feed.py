@@ -47,6 +47,11 @@ class InProcessChangeFeed:
         self._wakers: set[_Waker] = set()
         self._lock = threading.Lock()
 
+    @property
+    def poll_seconds(self) -> float:
+        """How often an idle subscriber reads the outbox (`idle_check`)."""
+        return self._idle_check
+
     def publish(self, seq: int) -> None:
         with self._lock:
             wakers = list(self._wakers)

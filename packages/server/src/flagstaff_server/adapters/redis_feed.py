@@ -69,6 +69,11 @@ class RedisChangeFeed:
     def stream(self) -> str:
         return self._stream
 
+    @property
+    def poll_seconds(self) -> float:
+        """How often an idle subscriber reads the outbox (`idle_check`)."""
+        return self._idle_check
+
     def publish(self, seq: int) -> None:
         """Copy every committed change up to `seq` that the stream lacks, oldest first. Entry ids
         are seqs, so Redis itself refuses duplicates and reordering from racing publishers."""
