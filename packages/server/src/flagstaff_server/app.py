@@ -36,6 +36,7 @@ from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.services.break_glass import record_document
+from flagstaff_server.regions.region_status import RegionStatus
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
 from flagstaff_server.settings import Settings
@@ -84,6 +85,7 @@ class Flagstaff:
         self.client_delivery: ClientDelivery | None = None
         self.kill_switch: KillSwitch | None = None
         self.ingest: IngestNode | None = None
+        self.region_status: RegionStatus | None = None
         self.analytics = analytics
         """Built at start from the settings unless handed in (tests hand in one with a tally
         of their own)."""
@@ -116,7 +118,11 @@ class Flagstaff:
         # A delivery-only node must come up during a database outage and serve its disk
         # snapshot; the API needs the database, so it fails fast instead.
         connect_later = not self.settings.serves_api
-        return SqlStore(self.settings.resolved_database_url, connect_later=connect_later)
+        return SqlStore(
+            self.settings.resolved_database_url,
+            connect_later=connect_later,
+            region=self.settings.region,
+        )
 
     def open_feed(self, store: Store) -> ChangeFeed:
         poll = self.settings.resolved_feed_poll_seconds
@@ -161,8 +167,26 @@ class Flagstaff:
             if self.analytics is None:
                 self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)
             self.api.state.analytics = self.analytics
+        self.region_status = RegionStatus(
+            region=self.settings.region,
+            replication=self.store.replication,
+            clock=self.clock,
+            # the API runs where writes go: it keeps the record of the primary's region
+            records_primary=self.settings.serves_api,
+        )
         if self.settings.serves_api:
-            self.welcome = await asyncio.to_thread(demo.welcome, self.plane, self.settings)
+            # the API needs its database: a standby is read, not seeded, and says so
+            state = await asyncio.to_thread(self.store.replication.state)
+            writable = state.role != "standby"
+            self.welcome = await asyncio.to_thread(
+                demo.welcome, self.plane, self.settings, writable=writable
+            )
+            if not writable:
+                self.announce(
+                    f"region {self.settings.region}: the database is a standby, the API is "
+                    "read-only until it is promoted (flagstaff dr promote)"
+                )
+            await self.region_status.state()  # records the primary's region on a primary
         if self.settings.serves_delivery or self.settings.serves_ingest:
             # an ingest-only node runs delivery's node unmounted: its credentials index
             self.delivery = DeliveryNode(
@@ -280,11 +304,15 @@ class Flagstaff:
                 self.ingest.status() if self.ingest is not None else {"status": "starting"}
             )
         healthy = self.ready and all(part["status"] == "ok" for part in parts.values())
+        region: dict[str, Any] = {"name": self.settings.region}
+        if self.region_status is not None:
+            region = await self.region_status.block()
         body = {
             "status": "healthy" if healthy else "degraded",
             "ready": self.ready,
             "version": self.version,
             "role": self.settings.role,
+            "region": region,
             "parts": parts,
         }
         return (200 if self.ready else 503), body

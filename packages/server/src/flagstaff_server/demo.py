@@ -126,13 +126,14 @@ def write_secret(path: Path, secret: str) -> None:
     path.chmod(0o600)
 
 
-def welcome(plane: ControlPlane, settings: Settings) -> Welcome:
-    """Seed a new store (demo project, admin token) and collect what the banner shows."""
+def welcome(plane: ControlPlane, settings: Settings, *, writable: bool = True) -> Welcome:
+    """Seed a new store (demo project, admin token) and collect what the banner shows. A store
+    that is not `writable` (a hot standby) is only read: the primary region seeds it."""
     new_admin_token = None
     token_file = settings.data_dir / ADMIN_TOKEN_FILE
-    if settings.seed_demo and is_first_start(plane):
+    if writable and settings.seed_demo and is_first_start(plane):
         create_demo(plane)
-    if settings.admin_token is None:
+    if writable and settings.admin_token is None:
         new_admin_token = tokens.create_initial_admin_token(plane, SYSTEM, "initial admin token")
         if new_admin_token is not None:
             write_secret(token_file, new_admin_token)

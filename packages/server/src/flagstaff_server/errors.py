@@ -16,7 +16,8 @@
     ├── Forbidden                 403  valid credential, insufficient role or scope
     ├── TooManyAttempts           429  too many failed sign-ins; `retry_after` seconds to wait
     ├── UnsupportedMediaType      415
-    └── StoreUnavailable          503  the database (or feed) cannot be reached
+    ├── StoreUnavailable          503  the database (or feed) cannot be reached
+    └── RegionReadOnly            503  the database is a hot standby: writes wait for promotion
 """
 
 from __future__ import annotations
@@ -109,3 +110,26 @@ class UnsupportedMediaType(FlagstaffError):
 
 class StoreUnavailable(FlagstaffError):
     code = "service_unavailable"
+
+
+class RegionReadOnly(FlagstaffError):
+    """A write reached a database that is a hot standby (PostgreSQL refused it as read-only).
+    It says which region this is and, when known, where the primary is; writes work again the
+    moment the standby is promoted, since the refusal is the database's own."""
+
+    code = "region_read_only"
+    retry_after = 30
+    """Seconds a client should wait: a promotion is an operator's decision, not a blip."""
+
+    def __init__(
+        self, *, region: str, primary_region: str | None = None, upstream: str | None = None
+    ) -> None:
+        where = f"the primary region ({primary_region})" if primary_region else "the primary"
+        source = f", replicating from {upstream}" if upstream else ""
+        super().__init__(
+            f"region {region} is read-only: its database is a standby{source}; writes go to "
+            f"{where} or wait for this region's promotion (flagstaff dr promote)"
+        )
+        self.region = region
+        self.primary_region = primary_region
+        self.upstream = upstream

@@ -20,6 +20,7 @@ from flagstaff_server.services.ports import (
     Change,
     ChangeKind,
     CredentialKind,
+    DatabaseState,
     DatabaseTimeline,
     EnvironmentRecord,
     EpochRecord,
@@ -27,6 +28,7 @@ from flagstaff_server.services.ports import (
     JsonObject,
     NoticeRecord,
     ProjectRecord,
+    Replication,
     SegmentRecord,
     SessionRecord,
     Store,
@@ -561,6 +563,25 @@ class InMemoryUnitOfWork:
         self.notices = _Notices(state, journal)
 
 
+class InMemoryReplication:
+    """An in-memory database has no replicas: it is "embedded" and cannot be promoted."""
+
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+        self._primary_region: str | None = None
+
+    def state(self) -> DatabaseState:
+        with self._store.unit_of_work(read_only=True) as uow:
+            epoch = uow.epochs.current().epoch
+        return DatabaseState(role="embedded", epoch=epoch, primary_region=self._primary_region)
+
+    def promote(self, wait_seconds: float) -> bool:
+        return False
+
+    def record_primary_region(self, region: str, *, timeline: int | None, at: datetime) -> None:
+        self._primary_region = region
+
+
 class InMemoryStore:
     """Transactions run one at a time under a lock; a rollback replays the undo journal."""
 
@@ -570,6 +591,7 @@ class InMemoryStore:
         self.timeline = timeline
         """What `uow.epochs.timeline()` reports: None (no timelines, like SQLite), or set by a
         test to act as a PostgreSQL primary, and changed to act out a promotion."""
+        self.replication = InMemoryReplication(self)
 
     @contextmanager
     def unit_of_work(self, *, read_only: bool = False) -> Iterator[InMemoryUnitOfWork]:
@@ -590,3 +612,4 @@ class InMemoryStore:
 
 if TYPE_CHECKING:
     _conforms: type[Store] = InMemoryStore
+    _replicates: type[Replication] = InMemoryReplication

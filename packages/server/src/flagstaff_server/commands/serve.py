@@ -30,6 +30,7 @@ from flagstaff_server.settings import (
     DEFAULT_HOST,
     DEFAULT_KEY_GRACE_SECONDS,
     DEFAULT_PORT,
+    FEED_POLL_ENV,
     FULL_SENDS_ENV,
     HEARTBEAT_ENV,
     INGEST_DISK_BUDGET_ENV,
@@ -39,6 +40,7 @@ from flagstaff_server.settings import (
     MAX_CONNECTION_AGE_ENV,
     MAX_STREAMS_ENV,
     REDIS_ENV,
+    REGION_ENV,
     ROLES,
     Settings,
     SettingsError,
@@ -59,7 +61,7 @@ Configuration): {MAX_STREAMS_ENV}, {FULL_SENDS_ENV},
 {MAX_CONNECTION_AGE_ENV}, {HEARTBEAT_ENV} (delivery);
 {MAX_CLIENT_STREAMS_ENV}, {CLIENT_EVALUATIONS_ENV} (browser, mobile, OFREP);
 {ANALYTICS_DATABASE_ENV}, {INGEST_DISK_BUDGET_ENV}, {INGEST_PROCESS_ENV}
-(events).
+(events); {REGION_ENV}, {FEED_POLL_ENV} (regions: docs/operations/regions.md).
 exit status: 0 after a clean shutdown (SIGTERM or Ctrl-C); 1 when the server cannot start.
 """
 

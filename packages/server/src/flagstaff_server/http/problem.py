@@ -26,6 +26,7 @@ from flagstaff_server.errors import (
     Forbidden,
     InvalidInput,
     NotFound,
+    RegionReadOnly,
     StoreUnavailable,
     TooManyAttempts,
     Unauthorized,
@@ -61,6 +62,7 @@ PROBLEMS: Mapping[type[FlagstaffError], ProblemKind] = {
     TooManyAttempts: ProblemKind(429, "Too many attempts"),
     UnsupportedMediaType: ProblemKind(415, "Unsupported media type"),
     StoreUnavailable: ProblemKind(503, "Service unavailable"),
+    RegionReadOnly: ProblemKind(503, "This region is read-only"),
     FlagstaffError: ProblemKind(500, "Internal error"),
 }
 
@@ -125,7 +127,7 @@ def error_response(error: FlagstaffError) -> Response:
     elif isinstance(error, StoreUnavailable):
         # a database blip, usually: clients may retry soon rather than give up
         headers = {"Retry-After": "1"}
-    elif isinstance(error, TooManyAttempts):
+    elif isinstance(error, RegionReadOnly | TooManyAttempts):
         headers = {"Retry-After": str(error.retry_after)}
     return problem_response(
         status=kind.status,

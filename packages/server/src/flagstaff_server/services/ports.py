@@ -21,6 +21,9 @@ Clock = Callable[[], datetime]
 """Where time comes from: returns an aware UTC datetime. Injected by the composition root."""
 
 CredentialKind = Literal["sdk", "mobile", "client_side"]
+DatabaseRole = Literal["primary", "standby", "embedded"]
+"""A PostgreSQL server writing (primary) or replaying one (hot standby); SQLite or memory:
+embedded, with no replication at all."""
 ChangeKind = Literal["flag", "segment", "environment", "epoch", "notice"]
 Role = Literal["reader", "writer", "admin"]
 
@@ -451,6 +454,11 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
+    @property
+    def replication(self) -> Replication:
+        """Where the database stands in replication (embedded for SQLite and memory)."""
+        ...
+
 
 class ChangeFeed(Protocol):
     """Committed changes to subscribers, in seq order, without gaps or duplicates."""
@@ -468,6 +476,61 @@ class ChangeFeed(Protocol):
     async def aclose(self) -> None: ...
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StandbyState:
+    """A standby streaming from this primary, as the primary sees it (pg_stat_replication)."""
+
+    name: str
+    """Its `application_name` (the harness and the runbook set it to the region's name)."""
+    address: str | None
+    state: str
+    """"streaming", "catchup", "startup", ..."""
+    replay_lag_seconds: float | None
+    """How long the newest replayed commit took to be replayed there; None: nothing to measure."""
+    lag_bytes: int | None
+    """WAL written here and not yet replayed there."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DatabaseState:
+    """Where the control plane's database stands in replication: what `/status` and
+    `flagstaff dr status` report."""
+
+    role: DatabaseRole
+    timeline: int | None = None
+    """The PostgreSQL timeline written (primary) or replayed (standby); it grows by one at each
+    promotion. None when embedded."""
+    replication_lag_seconds: float | None = None
+    """A standby's staleness: 0 when it is streaming and has replayed all it received, else the
+    age of the newest commit it replayed. None on a primary or embedded."""
+    upstream: str | None = None
+    """A standby's primary as `host:port`, while its WAL receiver runs (None otherwise)."""
+    receiving: bool | None = None
+    """A standby's WAL receiver is streaming from its primary now."""
+    standbys: tuple[StandbyState, ...] = ()
+    epoch: int = 1
+    primary_region: str | None = None
+    """The region recorded as holding the primary (by the primary region's API, or by
+    `flagstaff dr promote`); None when nobody recorded one yet."""
+
+
+class Replication(Protocol):
+    """The control plane database's replication, read and acted on. Implementations: the SQL
+    store's (PostgreSQL; SQLite answers "embedded") and an embedded one for the memory store."""
+
+    def state(self) -> DatabaseState:
+        """Raises `StoreUnavailable` when the database does not answer."""
+        ...
+
+    def promote(self, wait_seconds: float) -> bool:
+        """End recovery on a standby (pg_promote); whether it finished within `wait_seconds`."""
+        ...
+
+    def record_primary_region(self, region: str, *, timeline: int | None, at: datetime) -> None:
+        """Record that `region` holds the primary (a write: only on the primary)."""
+        ...
+
+
 __all__ = [
     "AccountRecord",
     "AccountRepository",
@@ -480,6 +543,8 @@ __all__ = [
     "ChangeRepository",
     "Clock",
     "CredentialKind",
+    "DatabaseRole",
+    "DatabaseState",
     "DatabaseTimeline",
     "EnvironmentRecord",
     "EnvironmentRepository",
@@ -492,12 +557,14 @@ __all__ = [
     "NoticeRepository",
     "ProjectRecord",
     "ProjectRepository",
+    "Replication",
     "RetiredCredential",
     "Role",
     "SegmentRecord",
     "SegmentRepository",
     "SessionRecord",
     "SessionRepository",
+    "StandbyState",
     "Store",
     "TokenRecord",
     "TokenRepository",

@@ -13,12 +13,16 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from flagstaff_server.errors import InvalidInput
 
 WRITE_OPTION = "flagstaff_write"
 """Connection execution option: False starts a SQLite transaction without the write lock."""
+
+UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
+"""Driver errors that mean the database cannot be reached (translated to `StoreUnavailable`)."""
 
 _POSTGRES_NAMES = {"postgres", "postgresql", "postgresql+psycopg"}
 _BUSY_TIMEOUT_MS = 30_000
@@ -41,6 +45,13 @@ def database_url(raw: str) -> URL:
         f"unsupported database {url.drivername!r}: use sqlite:///PATH or postgresql://...",
         path="database",
     )
+
+
+def describe_unavailable(engine: Engine, exc: Exception) -> str:
+    """The message of a `StoreUnavailable` for `exc`: where (password hidden) and why."""
+    where = engine.url.render_as_string(hide_password=True)
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    return f"database {where} unavailable: {reason}"
 
 
 def sqlite_url(path: Path) -> str:

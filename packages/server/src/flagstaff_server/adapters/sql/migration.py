@@ -1,5 +1,7 @@
 """Brings a database to the newest schema with Alembic, safely when several processes start at
-once: the whole upgrade runs in one transaction behind a database-wide lock."""
+once: the whole upgrade runs in one transaction behind a database-wide lock. A hot standby is
+never migrated (it cannot write; the primary's migrations replicate to it): its schema is only
+checked."""
 
 from __future__ import annotations
 
@@ -7,7 +9,12 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
+
+from flagstaff_server.adapters.sql.replication import is_standby
+from flagstaff_server.errors import StoreUnavailable
 
 VERSION_TABLE = "flagstaff_schema_version"
 SCRIPT_LOCATION = Path(__file__).with_name("migrations")
@@ -16,8 +23,33 @@ _MIGRATION_LOCK_ID = 0x466C6167
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Apply every missing migration up to `revision`; a no-op on an up-to-date database."""
-    upgrade_chain(engine, SCRIPT_LOCATION, _MIGRATION_LOCK_ID, revision)
+    """Apply every missing migration up to `revision`; a no-op on an up-to-date database. On a
+    hot standby, apply nothing and raise `StoreUnavailable` unless its schema is the newest."""
+    with engine.connect() as connection:
+        standby = is_standby(connection)
+        current = _current_revision(connection) if standby else None
+        connection.rollback()
+    if not standby:
+        upgrade_chain(engine, SCRIPT_LOCATION, _MIGRATION_LOCK_ID, revision)
+        return
+    head = _script_head()
+    if current != head:
+        raise StoreUnavailable(
+            f"the database is a standby with schema {current or 'none'}, and this Flagstaff "
+            f"needs {head}: upgrade Flagstaff in the primary region first (its migrations "
+            "replicate), or promote this standby"
+        )
+
+
+def _current_revision(connection: Connection) -> str | None:
+    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+    return context.get_current_revision()
+
+
+def _script_head() -> str | None:
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPT_LOCATION))
+    return ScriptDirectory.from_config(config).get_current_head()
 
 
 def upgrade_chain(engine: Engine, script_location: Path, lock_id: int, revision: str) -> None:

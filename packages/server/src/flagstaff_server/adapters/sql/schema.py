@@ -208,3 +208,14 @@ status_notices = Table(
     Column("doc", Text, nullable=False),
     Index("ix_status_notices_created", "created_ms"),
 )
+
+# Which region holds the primary (migration 0006): one row (id = 1), written on the primary by
+# its region's API and by `flagstaff dr promote`, read in every region through replication.
+region_primary = Table(
+    "region_primary",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("region", Text, nullable=False),
+    Column("timeline", Integer, nullable=True),
+    Column("at_ms", BigInteger, nullable=False),
+)

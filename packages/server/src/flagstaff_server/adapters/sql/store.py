@@ -10,28 +10,31 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, text
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import DBAPIError
 
 from flagstaff_server.adapters.sql.account_repository import SqlAccounts, SqlSessions
 from flagstaff_server.adapters.sql.audit_repository import SqlAudit
 from flagstaff_server.adapters.sql.change_repository import SqlChanges
-from flagstaff_server.adapters.sql.engine import WRITE_OPTION, create_store_engine
+from flagstaff_server.adapters.sql.engine import (
+    UNAVAILABLE,
+    WRITE_OPTION,
+    create_store_engine,
+    describe_unavailable,
+)
 from flagstaff_server.adapters.sql.environment_repository import SqlEnvironments
 from flagstaff_server.adapters.sql.epoch_repository import SqlEpochs
 from flagstaff_server.adapters.sql.flag_repository import SqlFlags
 from flagstaff_server.adapters.sql.migration import upgrade
 from flagstaff_server.adapters.sql.notice_repository import SqlNotices
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
+from flagstaff_server.adapters.sql.replication import SqlReplication, is_read_only_refusal
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
 from flagstaff_server.adapters.sql.transaction import Transaction
-from flagstaff_server.errors import StoreUnavailable
+from flagstaff_server.errors import RegionReadOnly, StoreUnavailable
 from flagstaff_server.services.ports import Store
 
 log = logging.getLogger(__name__)
-
-_UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
 
 
 class SqlUnitOfWork:
@@ -51,12 +54,23 @@ class SqlUnitOfWork:
 
 
 class SqlStore:
-    def __init__(self, url: str, *, migrate: bool = True, connect_later: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        connect_later: bool = False,
+        region: str = "local",
+    ) -> None:
         """Connect to `url` (sqlite:///PATH or postgresql://...) and, unless told otherwise,
-        bring its schema up to date. With `connect_later`, an unreachable database is not an
+        bring its schema up to date (on a hot standby: check that it is, since the primary's
+        migrations replicate). With `connect_later`, an unreachable database is not an
         error here: the schema is brought up to date on the first use that reaches it (a
-        delivery node must start while the database is down)."""
+        delivery node must start while the database is down). `region` names this process's
+        region in the `RegionReadOnly` a standby's refusal of a write becomes."""
         self._engine = create_store_engine(url)
+        self._region = region
+        self.replication = SqlReplication(self._engine)
         self._autocommit_reads = self._engine.dialect.name == "postgresql"
         self._pending_migration = migrate
         self._migration_lock = threading.Lock()
@@ -64,6 +78,7 @@ class SqlStore:
             self._migrate_if_pending()
         except StoreUnavailable as exc:
             if not connect_later:
+                self._engine.dispose()  # the caller gets no store to close
                 raise
             log.warning("%s; will retry on first use", exc.message)
 
@@ -95,8 +110,22 @@ class SqlStore:
                     connection.execution_options(isolation_level="AUTOCOMMIT")
                 with connection.begin():
                     yield SqlUnitOfWork(connection, read_only=read_only)
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailable(self._describe(exc)) from exc
+        except UNAVAILABLE as exc:
+            raise StoreUnavailable(describe_unavailable(self._engine, exc)) from exc
+        except DBAPIError as exc:
+            if is_read_only_refusal(exc):
+                raise self._read_only() from exc
+            raise
+
+    def _read_only(self) -> RegionReadOnly:
+        """The refusal, saying where the primary is when the database can tell."""
+        try:
+            state = self.replication.state()
+        except StoreUnavailable:
+            return RegionReadOnly(region=self._region)
+        return RegionReadOnly(
+            region=self._region, primary_region=state.primary_region, upstream=state.upstream
+        )
 
     def ping(self) -> None:
         self._migrate_if_pending()
@@ -114,13 +143,8 @@ class SqlStore:
     def _translated(self, action: Callable[[], None]) -> None:
         try:
             action()
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailable(self._describe(exc)) from exc
-
-    def _describe(self, exc: Exception) -> str:
-        where = self._engine.url.render_as_string(hide_password=True)
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        return f"database {where} unavailable: {reason}"
+        except UNAVAILABLE as exc:
+            raise StoreUnavailable(describe_unavailable(self._engine, exc)) from exc
 
 
 if TYPE_CHECKING:
