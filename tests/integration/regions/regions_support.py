@@ -21,6 +21,7 @@ from flagstaff_server.regions.postgres_cluster import (
     PostgresCluster,
     run_as_user,
 )
+from support.deadlines import wait_until
 from support.prerequisites import missing_prerequisite
 
 
@@ -57,6 +58,16 @@ class StreamRecorder:
     def start(self) -> StreamRecorder:
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"record {self.path}")
         self._thread.start()
+        return self
+
+    def wait_for_data(self, *, timeout: float = 30.0) -> StreamRecorder:
+        """Block until the stream has sent its first payload (FDv1 `put`, FDv2
+        `payload-transferred`), so that what follows reaches it as changes."""
+        wait_until(
+            lambda: any(name in ("put", "payload-transferred") for name, _ in self.events),
+            timeout=timeout,
+            what=f"the first payload on {self.path}",
+        )
         return self
 
     def stop(self) -> None:

@@ -24,8 +24,8 @@ from flagstaff_server.regions.postgres_cluster import PostgresInstance
 from ldclient import Context
 from management import admin_client, create_flag, create_project, ok, sdk_client, switch
 from regions_support import StreamRecorder, postgres_cluster
-from servers import ServeProcess, flagstaff_command, running
 from support.deadlines import wait_until
+from support.processes import ServeProcess, flagstaff_command, running
 
 pytestmark = [pytest.mark.service, pytest.mark.slow]
 
@@ -123,8 +123,8 @@ def region_b_follows_a_and_takes_over(
             what="B's delivery node to serve the flag made in A",
         )
         assert b_delivery.status()["parts"]["changeFeed"]["pollSeconds"] == 0.25
-        fdv1 = StreamRecorder(b_delivery.url, sdk_key, "/all").start()
-        fdv2 = StreamRecorder(b_delivery.url, sdk_key, "/sdk/stream").start()
+        fdv1 = StreamRecorder(b_delivery.url, sdk_key, "/all").start().wait_for_data()
+        fdv2 = StreamRecorder(b_delivery.url, sdk_key, "/sdk/stream").start().wait_for_data()
         sdk = sdk_client(b_delivery.url, sdk_key)
         try:
             assert sdk.variation("banner", USER, "x") == "off"
