@@ -166,6 +166,7 @@ def region_b_follows_a_and_takes_over(
             assert promoted["promoted"] is True
             assert promoted["database"]["role"] == "primary"
             assert promoted["database"]["timeline"] == 2
+            assert promoted["database"]["epoch"] == 2
             assert promoted["primaryRegion"] == "b"
             ok(switch_off(api_b, "banner"))
             wait_until(
@@ -178,6 +179,7 @@ def region_b_follows_a_and_takes_over(
             assert region["database"]["role"] == "primary"
             again = dr("promote", "--database", b.url)
             assert (again["promoted"], again["database"]["timeline"]) == (False, 2)
+            assert again["database"]["epoch"] == 2  # promoting again starts no epoch
 
             # on the wire: nothing went backwards; the SDK ends with B's data
             stored = ok(api_b.get("/api/v2/flags/shop/banner"))
