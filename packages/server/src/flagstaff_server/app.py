@@ -35,8 +35,8 @@ from flagstaff_server.http.root import RootApp, send_problem
 from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
-from flagstaff_server.services.break_glass import record_document
 from flagstaff_server.regions.region_status import RegionStatus
+from flagstaff_server.services.break_glass import record_document
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
 from flagstaff_server.settings import Settings
