@@ -171,6 +171,9 @@ quarantined = Table(
     Index("ingest_quarantine_by_payload", "project", "environment", "payload_id", unique=True),
 )
 
+CLAIM_ROWS = 500
+"""Payload ids claimed per statement (one multi-row insert each)."""
+
 PAYLOAD_ERRORS = (DataError, IntegrityError)
 """Driver errors that come from the data written, not from the database's health: a value its
 column cannot hold (PostgreSQL's `varchar(255)` for a longer key), a constraint. They fail the
@@ -260,14 +263,8 @@ class AnalyticsStore:
         self, connection: Connection, node: str | None, records: Sequence[Record], *, now_ms: int
     ) -> Committed:
         """`commit`'s work inside a transaction the caller holds."""
-        fresh = self._fresh(connection, records)
+        fresh = self._claim(connection, records, now_ms)
         if fresh:
-            self._insert_many(
-                connection,
-                payloads,
-                ("project", "environment", "payload_id", "processed_ms"),
-                [(r.project, r.environment, r.payload_id, now_ms) for r in fresh],
-            )
             self._add(connection, self.tally(fresh), now_ms)
         if node is not None and records:
             self.move(connection, node, records[-1].seq)
@@ -284,29 +281,37 @@ class AnalyticsStore:
         result: int = self._run(work)
         return result
 
-    def _fresh(self, connection: Connection, records: Sequence[Record]) -> list[Record]:
-        by_env: dict[tuple[str, str], set[str]] = {}
+    def _claim(
+        self, connection: Connection, records: Sequence[Record], now_ms: int
+    ) -> list[Record]:
+        """The records whose payload id this transaction is the first to record, in order.
+
+        The claim is the insert itself (`ON CONFLICT DO NOTHING ... RETURNING`), not a read
+        before it: when another node's transaction holds the same id uncommitted (a batch
+        accepted in region B and retried to region A, both processors busy), PostgreSQL makes
+        this insert wait for it and then skips the row if it committed, so exactly one of them
+        counts the payload and the other sees a duplicate. A read first let both see the id
+        missing; the second insert then failed the batch as if its data were bad."""
+        candidates: dict[tuple[str, str, str], Record] = {}
         for r in records:
-            by_env.setdefault((r.project, r.environment), set()).add(r.payload_id)
-        known: set[tuple[str, str, str]] = set()
-        for (project, environment), ids in by_env.items():
-            wanted = sorted(ids)
-            for start in range(0, len(wanted), 500):
-                rows = connection.execute(
-                    select(payloads.c.payload_id).where(
-                        payloads.c.project == project,
-                        payloads.c.environment == environment,
-                        payloads.c.payload_id.in_(wanted[start : start + 500]),
-                    )
-                )
-                known.update((project, environment, row[0]) for row in rows)
-        fresh: list[Record] = []
-        for r in records:
-            key = (r.project, r.environment, r.payload_id)
-            if key not in known:
-                known.add(key)
-                fresh.append(r)
-        return fresh
+            candidates.setdefault((r.project, r.environment, r.payload_id), r)
+        keys = list(candidates)
+        claimed: set[tuple[str, str, str]] = set()
+        for start in range(0, len(keys), CLAIM_ROWS):
+            statement = (
+                self.upsert(payloads)
+                .on_conflict_do_nothing(index_elements=["project", "environment", "payload_id"])
+                .returning(payloads.c.project, payloads.c.environment, payloads.c.payload_id)
+            )
+            rows = connection.execute(
+                statement,
+                [
+                    {"project": p, "environment": e, "payload_id": i, "processed_ms": now_ms}
+                    for p, e, i in keys[start : start + CLAIM_ROWS]
+                ],
+            )
+            claimed.update((p, e, i) for p, e, i in rows)
+        return [r for key, r in candidates.items() if key in claimed]
 
     def move(self, connection: Connection, node: str, seq: int) -> None:
         """Set a node's committed journal position (inside the caller's transaction)."""
@@ -430,7 +435,23 @@ class AnalyticsStore:
             instances.c.environment == environment,
             instances.c.instance_id == instance_id,
         )
-        row = connection.execute(select(instances).where(where)).mappings().first()
+        # The row is made first (nothing if it exists) and read locked, so two nodes merging
+        # reports of one instance at once (its SDK failed over between regions) take turns:
+        # each adds its report to what the other committed. Reading first let both find no row
+        # and the second insert fail; or both update from the same row, one report lost.
+        connection.execute(
+            self.upsert(instances)
+            .values(
+                project=project,
+                environment=environment,
+                instance_id=instance_id,
+                first_ms=report.first_ms,
+                last_ms=report.last_ms,
+                dropped_events=0,
+            )
+            .on_conflict_do_nothing(index_elements=["project", "environment", "instance_id"])
+        )
+        row = connection.execute(select(instances).where(where).with_for_update()).mappings().one()
         values: dict[str, Any] = {
             name: getattr(report, name)
             for name in (
@@ -446,7 +467,7 @@ class AnalyticsStore:
         if report.platform is not None:
             values["platform"] = orjson.dumps(report.platform).decode()
         if report.reported_ms is not None and (
-            row is None or row["reported_ms"] is None or report.reported_ms >= row["reported_ms"]
+            row["reported_ms"] is None or report.reported_ms >= row["reported_ms"]
         ):
             values.update(
                 reported_state=report.reported_state,
@@ -456,15 +477,11 @@ class AnalyticsStore:
                 reported_ms=report.reported_ms,
                 stopped_ms=report.stopped_ms,
             )
-        known = (
-            StreamState()
-            if row is None
-            else StreamState(
-                init_ms=row["stream_init_ms"],
-                ok=row["stream_ok"],
-                ok_ms=row["stream_ok_ms"],
-                failed_ms=row["stream_failed_ms"],
-            )
+        known = StreamState(
+            init_ms=row["stream_init_ms"],
+            ok=row["stream_ok"],
+            ok_ms=row["stream_ok_ms"],
+            failed_ms=row["stream_failed_ms"],
         )
         stream = fold_inits(known, report.inits)
         values.update(
@@ -473,19 +490,6 @@ class AnalyticsStore:
             stream_ok_ms=stream.ok_ms,
             stream_failed_ms=stream.failed_ms,
         )
-        if row is None:
-            connection.execute(
-                insert(instances).values(
-                    project=project,
-                    environment=environment,
-                    instance_id=instance_id,
-                    first_ms=report.first_ms,
-                    last_ms=report.last_ms,
-                    dropped_events=report.dropped_events,
-                    **values,
-                )
-            )
-            return
         values["last_ms"] = max(row["last_ms"], report.last_ms)
         values["first_ms"] = min(row["first_ms"], report.first_ms)
         values["dropped_events"] = row["dropped_events"] + report.dropped_events
