@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 from flagstaff_server.ingest import IngestConfig
+from flagstaff_server.ingest import journal as journal_module
 from flagstaff_server.ingest.journal import Journal, JournalReader
 from flagstaff_server.ingest.record import Kind
 
@@ -192,3 +193,33 @@ def test_a_small_disk_budget_makes_smaller_segments() -> None:
     assert IngestConfig(data_dir=Path("x")).segment_size == 64 << 20
     assert IngestConfig(data_dir=Path("x"), disk_budget_bytes=10 << 20).segment_size == 5 << 20
     assert IngestConfig(data_dir=Path("x"), disk_budget_bytes=20_000).segment_size == 1 << 20
+
+
+async def test_a_read_holds_at_most_its_payload_budget_but_always_one_record(
+    tmp_path: Path,
+) -> None:
+    """A backlog of large payloads (after an outage, the fuzz run's memory watch found) is
+    read in batches of bounded size, however many records `max_records` would allow."""
+    journal = Journal(tmp_path)
+    journal.recover()
+    for n in range(7):
+        await append(journal, n, size=1_000)  # 1,002-byte payloads
+    reader = JournalReader(journal, 0)
+    batches = []
+    while batch := reader.read(max_records=500, max_batch_bytes=2_500):
+        batches.append([record.seq for record in batch])
+    assert batches == [[1, 2], [3, 4], [5, 6], [7]]
+    # one record over the budget still comes, alone
+    assert [r.seq for r in JournalReader(journal, 0).read(max_batch_bytes=10)] == [1]
+    journal.close()
+
+
+async def test_reads_are_bounded_by_default(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.recover()
+    size = journal_module.BATCH_BYTES // 3
+    for n in range(5):
+        await append(journal, n, size=size)
+    batch = JournalReader(journal, 0).read(max_records=500)
+    assert [record.seq for record in batch] == [1, 2]
+    journal.close()

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 
 SUFFIX = ".log"
 READ_CHUNK = 4 << 20
+BATCH_BYTES = 16 << 20
+"""Payload bytes one read returns at most (past its first record): what a consumer holds, and
+parses, at once. Without it a backlog of large payloads came back `max_records` at a time, 500
+bodies of up to 10 MiB each in one batch."""
 IOV_MAX = 1024
 """Buffers per `writev` call (POSIX guarantees at least 16; Linux allows 1024)."""
 FRAME_OVERHEAD = framing.FRAME.size + framing.FIXED.size + 3 * 64
@@ -349,10 +353,20 @@ class JournalReader:
         self._segment: Segment | None = None
         self._offset = 0
 
-    def read(self, *, max_records: int = 2000, max_bytes: int = READ_CHUNK) -> list[Record]:
-        """The next durable records (at most `max_records`), oldest first; [] when caught up."""
+    def read(
+        self,
+        *,
+        max_records: int = 2000,
+        max_bytes: int = READ_CHUNK,
+        max_batch_bytes: int = BATCH_BYTES,
+    ) -> list[Record]:
+        """The next durable records, oldest first: at most `max_records`, and no more payload
+        bytes in all than `max_batch_bytes` (though always the first record, however large);
+        [] when caught up."""
         durable = self.journal.durable_seq
         records: list[Record] = []
+        payload_bytes = 0
+        full = False
         while len(records) < max_records and self.position < durable:
             if self._segment is None:
                 self._seek()
@@ -367,12 +381,16 @@ class JournalReader:
             for item, end in zip(found.records, found.ends, strict=True):
                 if item.seq > durable:
                     break
-                consumed = end
                 if item.seq > self.position:
+                    if records and payload_bytes + len(item.payload) > max_batch_bytes:
+                        full = True
+                        break
                     records.append(item)
+                    payload_bytes += len(item.payload)
                     self.position = item.seq
+                consumed = end
             self._offset += consumed
-            if consumed == 0 and not self._advance():
+            if full or (consumed == 0 and not self._advance()):
                 break
         return records
 
