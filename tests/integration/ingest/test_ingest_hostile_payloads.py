@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from flagstaff_server.domain.document import KEY_MAX_LENGTH
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.record import Kind, Record
 from flagstaff_server.ingest.tally import HOUR_MS
@@ -19,6 +20,7 @@ from services import postgres_database
 
 HOUR = 1_800_000_000_000 - 1_800_000_000_000 % HOUR_MS
 NUMBERS = {
+    "@LONG": "k" * 300,  # longer than any key column, and than any key the API allows
     "@HOUR": str(HOUR),
     "@I64": str(2**63),  # one past the largest 64-bit signed integer
     "@HUGE": "9" * 400,  # no 64-bit column nor a double can hold it
@@ -53,12 +55,22 @@ HOSTILE_EVENTS = [
     '{"kind":"feature","key":"f\\u0000","creationDate":@HOUR,"context":{"key":"c\\u0000"}}',
     '{"kind":"custom","key":"m\\u0000","creationDate":@HOUR,"contextKeys":{"us\\u0000er":"a"}}',
     '{"kind":"feature","key":"f","context":{"kind":"multi","o\\u0000":{"key":"x"}}}',
+    # texts longer than their columns (found by tests/fuzz/test_fuzz_events.py on PostgreSQL)
+    '{"kind":"summary","endDate":@HOUR,"features":{"@LONG":{"counters":[{"count":1}]}}}',
+    '{"kind":"feature","key":"@LONG","creationDate":@HOUR,"context":{"key":"d"}}',
+    '{"kind":"custom","key":"@LONG","creationDate":@HOUR,"contextKeys":{"user":"a"}}',
+    '{"kind":"index","creationDate":@HOUR,"context":{"kind":"@LONG","key":"e"}}',
+    '{"kind":"index","creationDate":@HOUR,"context":{"kind":"multi","@LONG":{"key":"e"}}}',
+    '{"kind":"custom","key":"m","creationDate":@HOUR,"contextKeys":{"user":"@LONG@LONG@LONG@LONG"}}',
 ]
 HOSTILE_DIAGNOSTICS = [
     '{"kind":"diagnostic","id":{"diagnosticId":"x\\u0000"},"creationDate":@HOUR}',
     '{"kind":"diagnostic","id":{"diagnosticId":"sdk-1"},"creationDate":@HOUR,'
     '"sdk":{"name":"n\\u0000"},"droppedEvents":@I64,"dataSinceDate":@HUGE,'
     '"platform":{"a\\u0000":"\\u0000"},"streamInits":[{"timestamp":1e400,"failed":false}]}',
+    '{"kind":"diagnostic","id":{"diagnosticId":"@LONG"},"creationDate":@HOUR}',
+    '{"kind":"diagnostic-init","id":{"diagnosticId":"sdk-2"},"creationDate":@HOUR,'
+    '"sdk":{"name":"@LONG","version":"@LONG","wrapperName":"@LONG"}}',
 ]
 
 
@@ -115,8 +127,34 @@ def test_payloads_with_unstorable_members_are_processed_not_retried_forever(
     assert sum(
         event["kind"] == "summary" and "good" in event["features"] for event in exported
     ) == (len(analytics))
-    # the usable diagnostic instance is reported, the NUL one is not
+    # the usable diagnostic instances are reported (without names too long to keep), the NUL
+    # one and the one whose id is too long are not
     instances = store.sdk_instances("shop", "production")
-    assert [(i["instance_id"], i["sdk_name"], i["dropped_events"]) for i in instances] == [
-        ("sdk-1", None, 0)
-    ]
+    assert sorted(
+        (i["instance_id"], i["sdk_name"], i["sdk_version"], i["dropped_events"]) for i in instances
+    ) == [("sdk-1", None, None, 0), ("sdk-2", None, None, 0)]
+
+
+def test_events_of_the_longest_keys_the_api_allows_are_counted(store: AnalyticsStore) -> None:
+    """Project, environment and flag keys may be 256 characters long (the management API's
+    limit), and so may a custom event's key: each is stored as it is."""
+    longest = "k" * KEY_MAX_LENGTH
+    event = (
+        '[{"kind":"summary","startDate":@HOUR,"endDate":@HOUR,'
+        f'"features":{{"{longest}":{{"counters":[{{"variation":0,"count":2}}]}}}}}},'
+        f'{{"kind":"custom","key":"{longest}","creationDate":@HOUR,"contextKeys":{{"user":"a"}}}}]'
+    )
+    payload = Record(
+        seq=1,
+        received_ms=HOUR + 5,
+        kind=Kind.ANALYTICS,
+        project=longest,
+        environment=longest,
+        payload_id="p-1",
+        payload=text(event).encode(),
+    )
+
+    assert store.commit("node", [payload], now_ms=HOUR + 10).payloads == 1
+
+    series = store.evaluation_series(longest, longest, longest, start_ms=HOUR, end_ms=HOUR + 1)
+    assert series == [(HOUR, 0, 2)]

@@ -43,6 +43,9 @@ from flagstaff_server.ingest.flag_status import Activity
 from flagstaff_server.ingest.fleet import StreamState, fold_inits
 from flagstaff_server.ingest.record import Record
 from flagstaff_server.ingest.tally import (
+    CONTEXT_KEY_CHARS,
+    KEY_CHARS,
+    NAME_CHARS,
     BodyRow,
     CustomRow,
     InstanceReport,
@@ -63,17 +66,17 @@ positions = Table(
 payloads = Table(
     "ingest_payloads",
     metadata,
-    Column("project", String(255), primary_key=True),
-    Column("environment", String(255), primary_key=True),
+    Column("project", String(KEY_CHARS), primary_key=True),
+    Column("environment", String(KEY_CHARS), primary_key=True),
     Column("payload_id", String(255), primary_key=True),
     Column("processed_ms", BigInteger, nullable=False, index=True),
 )
 evaluations = Table(
     "ingest_evaluations",
     metadata,
-    Column("project", String(255), primary_key=True),
-    Column("environment", String(255), primary_key=True),
-    Column("flag_key", String(255), primary_key=True),
+    Column("project", String(KEY_CHARS), primary_key=True),
+    Column("environment", String(KEY_CHARS), primary_key=True),
+    Column("flag_key", String(KEY_CHARS), primary_key=True),
     Column("hour_ms", BigInteger, primary_key=True),
     Column("variation", Integer, primary_key=True),
     Column("count", BigInteger, nullable=False),
@@ -81,9 +84,9 @@ evaluations = Table(
 activity = Table(
     "ingest_flag_activity",
     metadata,
-    Column("project", String(255), primary_key=True),
-    Column("environment", String(255), primary_key=True),
-    Column("flag_key", String(255), primary_key=True),
+    Column("project", String(KEY_CHARS), primary_key=True),
+    Column("environment", String(KEY_CHARS), primary_key=True),
+    Column("flag_key", String(KEY_CHARS), primary_key=True),
     Column("first_ms", BigInteger, nullable=False),
     Column("last_ms", BigInteger, nullable=False),
 )
@@ -93,11 +96,11 @@ customs = Table(
     Column(
         "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
     ),
-    Column("project", String(255), nullable=False),
-    Column("environment", String(255), nullable=False),
+    Column("project", String(KEY_CHARS), nullable=False),
+    Column("environment", String(KEY_CHARS), nullable=False),
     Column("created_ms", BigInteger, nullable=False),
-    Column("key", String(255), nullable=False),
-    Column("context_key", String(1024), nullable=False),
+    Column("key", String(KEY_CHARS), nullable=False),
+    Column("context_key", String(CONTEXT_KEY_CHARS), nullable=False),
     Column("metric_value", Float, nullable=True),
     Index("ingest_custom_events_by_key", "project", "environment", "key", "created_ms"),
 )
@@ -107,8 +110,8 @@ raw = Table(
     Column(
         "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
     ),
-    Column("project", String(255), nullable=False),
-    Column("environment", String(255), nullable=False),
+    Column("project", String(KEY_CHARS), nullable=False),
+    Column("environment", String(KEY_CHARS), nullable=False),
     Column("first_ms", BigInteger, nullable=False),
     Column("last_ms", BigInteger, nullable=False),
     Column("body", LargeBinary, nullable=False),
@@ -117,10 +120,10 @@ raw = Table(
 contexts = Table(
     "ingest_contexts",
     metadata,
-    Column("project", String(255), primary_key=True),
-    Column("environment", String(255), primary_key=True),
-    Column("kind", String(255), primary_key=True),
-    Column("key", String(1024), primary_key=True),
+    Column("project", String(KEY_CHARS), primary_key=True),
+    Column("environment", String(KEY_CHARS), primary_key=True),
+    Column("kind", String(NAME_CHARS), primary_key=True),
+    Column("key", String(CONTEXT_KEY_CHARS), primary_key=True),
     Column("last_ms", BigInteger, nullable=False),
     Column("context", Text, nullable=False),
     Index("ingest_contexts_by_time", "project", "environment", "last_ms"),
@@ -128,12 +131,12 @@ contexts = Table(
 instances = Table(
     "ingest_sdk_instances",
     metadata,
-    Column("project", String(255), primary_key=True),
-    Column("environment", String(255), primary_key=True),
-    Column("instance_id", String(255), primary_key=True),
-    Column("sdk_name", String(255), nullable=True),
-    Column("sdk_version", String(255), nullable=True),
-    Column("wrapper", String(255), nullable=True),
+    Column("project", String(KEY_CHARS), primary_key=True),
+    Column("environment", String(KEY_CHARS), primary_key=True),
+    Column("instance_id", String(NAME_CHARS), primary_key=True),
+    Column("sdk_name", String(NAME_CHARS), nullable=True),
+    Column("sdk_version", String(NAME_CHARS), nullable=True),
+    Column("wrapper", String(NAME_CHARS), nullable=True),
     Column("streaming", Boolean, nullable=True),
     Column("platform", Text, nullable=True),
     Column("first_ms", BigInteger, nullable=False),
@@ -158,8 +161,8 @@ quarantined = Table(
     Column(
         "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
     ),
-    Column("project", String(255), nullable=False),
-    Column("environment", String(255), nullable=False),
+    Column("project", String(KEY_CHARS), nullable=False),
+    Column("environment", String(KEY_CHARS), nullable=False),
     Column("payload_id", String(255), nullable=False),
     Column("kind", Integer, nullable=False),
     Column("seq", BigInteger, nullable=False),
@@ -176,8 +179,9 @@ CLAIM_ROWS = 500
 
 PAYLOAD_ERRORS = (DataError, IntegrityError)
 """Driver errors that come from the data written, not from the database's health: a value its
-column cannot hold (PostgreSQL's `varchar(255)` for a longer key), a constraint. They fail the
-batch that holds the payload (which processing then bisects), never count as the store down."""
+column cannot hold (`tally` bounds every text it takes, so this would be a bug), a constraint.
+They fail the batch that holds the payload (which processing then bisects), never count as the
+store down."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,11 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, Final, NamedTuple, TypeGuard
 
 import orjson
 
+from flagstaff_server.domain.document import KEY_MAX_LENGTH
 from flagstaff_server.ingest.fleet import StreamState, fold_inits
 from flagstaff_server.ingest.record import Kind, Record
 
@@ -31,6 +32,14 @@ MAX_INITS = 100
 the attempts of one interval, a handful unless the stream flaps."""
 STATE_CHARS = 32
 """The longest `dataSource.state` or `.source` kept (the SDK's values are short words)."""
+KEY_CHARS: Final = KEY_MAX_LENGTH
+"""The longest project, environment, flag or custom event key kept: the management API's limit
+on keys (a longer flag key names no flag). The analytics columns that hold keys are this wide."""
+NAME_CHARS: Final = 255
+"""The longest context kind, diagnostic id, SDK name, version or wrapper kept (their columns'
+width); an event with a longer one is skipped, or keeps no name, as with a malformed one."""
+CONTEXT_KEY_CHARS: Final = 1024
+"""The longest context key kept (its columns' width)."""
 
 CountKey = tuple[str, str, str, int, int]
 """(project, environment, flag key, hour start ms, variation)"""
@@ -208,7 +217,7 @@ def add_events(
             # the common case first: a positive int (a bool is not an int here)
             created = at if type(at) is int and 0 < at <= MAX_MS else as_ms(at, received)
             key = event.get("key")
-            if (kind == "feature" or kind == "debug") and is_text(key):
+            if (kind == "feature" or kind == "debug") and is_text(key, KEY_CHARS):
                 flag = (project, environment, key)
                 span = activity.get(flag)
                 if span is None:
@@ -225,7 +234,9 @@ def add_events(
                         keep(kept, (project, environment, part_kind, part_key), created, part)
                 else:
                     context_key = context.get("key")
-                    if is_text(context_kind) and is_text(context_key):
+                    if is_text(context_kind, NAME_CHARS) and is_text(
+                        context_key, CONTEXT_KEY_CHARS
+                    ):
                         first_key = context_key
                         seen = (project, environment, context_kind, context_key)
                         previous = kept.get(seen)
@@ -234,12 +245,14 @@ def add_events(
             keys = event.get("contextKeys")
             if isinstance(keys, dict):
                 for context_kind, context_key in keys.items():
-                    if is_text(context_kind) and is_text(context_key):
+                    if is_text(context_kind, NAME_CHARS) and is_text(
+                        context_key, CONTEXT_KEY_CHARS
+                    ):
                         first_key = first_key or context_key
                         seen = (project, environment, context_kind, context_key)
                         if seen not in kept:
                             kept[seen] = (created, None)
-            if kind == "custom" and is_text(key):
+            if kind == "custom" and is_text(key, KEY_CHARS):
                 metric = event.get("metricValue")
                 value = (
                     float(metric)
@@ -278,7 +291,7 @@ def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool
     start = as_ms(event.get("startDate"), end)
     hour = hour_of(end)
     for flag_key, summary in features.items():
-        if not isinstance(summary, dict) or not is_text(flag_key):
+        if not isinstance(summary, dict) or not is_text(flag_key, KEY_CHARS):
             continue
         counters = summary.get("counters")
         if not isinstance(counters, list):
@@ -307,7 +320,7 @@ def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> i
     """Add one diagnostic event to its SDK instance's report; returns its time."""
     ident = event.get("id")
     instance_id = ident.get("diagnosticId") if isinstance(ident, dict) else None
-    if not is_text(instance_id):
+    if not is_text(instance_id, NAME_CHARS):
         result.skipped += 1
         return record.received_ms
     created = as_ms(event.get("creationDate"), record.received_ms)
@@ -361,8 +374,8 @@ def add_reported_state(report: InstanceReport, event: Mapping[str, Any], created
     report.reported_since_ms = report.reported_age_ms = None
     if isinstance(source, dict):
         state, feed = source.get("state"), source.get("source")
-        report.reported_state = state if is_text(state) and len(state) <= STATE_CHARS else None
-        report.reported_source = feed if is_text(feed) and len(feed) <= STATE_CHARS else None
+        report.reported_state = state if is_text(state, STATE_CHARS) else None
+        report.reported_source = feed if is_text(feed, STATE_CHARS) else None
         since, age = source.get("stateSince"), source.get("dataAgeMillis")
         report.reported_since_ms = since if type(since) is int and 0 < since <= MAX_MS else None
         report.reported_age_ms = age if type(age) is int and 0 <= age <= MAX_MS else None
@@ -378,12 +391,12 @@ def context_parts(context: Mapping[str, Any]) -> list[tuple[str, str, Mapping[st
             (name, part["key"], part)
             for name, part in context.items()
             if name != "kind"
-            and is_text(name)
+            and is_text(name, NAME_CHARS)
             and isinstance(part, dict)
-            and is_text(part.get("key"))
+            and is_text(part.get("key"), CONTEXT_KEY_CHARS)
         ]
     key = context.get("key")
-    if is_text(kind) and is_text(key):
+    if is_text(kind, NAME_CHARS) and is_text(key, CONTEXT_KEY_CHARS):
         return [(kind, key, context)]
     return []
 
@@ -409,10 +422,11 @@ def as_ms(value: object, fallback: int) -> int:
 
 
 def text_or_none(value: object) -> str | None:
-    return value if is_text(value) else None
+    return value if is_text(value, NAME_CHARS) else None
 
 
-def is_text(value: object) -> TypeGuard[str]:
-    """A string the analytics store can keep in a text column: PostgreSQL's cannot hold NUL, so
-    a key with one is malformed (it would fail every retry of its batch)."""
-    return type(value) is str and "\x00" not in value
+def is_text(value: object, limit: int) -> TypeGuard[str]:
+    """A string the analytics store can keep in a text column `limit` characters wide:
+    PostgreSQL's cannot hold NUL nor more characters than the column's width, so a key like that
+    is malformed (it would fail every retry of its batch)."""
+    return type(value) is str and len(value) <= limit and "\x00" not in value
