@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 from flagstaff_core import Context, EvaluationDetail, FlagData, decode_data, evaluate_key
-from flagstaff_sdk import Config
+from flagstaff_sdk import Config, Endpoint, Timing
 from flagstaff_sdk.clock import ManualClock
 from flagstaff_sdk.events import EventOptions, EventProcessor
 
@@ -22,6 +22,7 @@ EVENTS_URI = "http://events.test"
 
 @dataclass(frozen=True)
 class Request:
+    host: str
     path: str
     headers: dict[str, str]
     body: Any
@@ -33,12 +34,14 @@ class Recorder:
     """An httpx transport that records requests and answers from a script (default 202).
 
     `answers` is consumed one status per `/bulk` request; `None` in it means a network error.
+    Requests to a host in `down` fail with a network error (an endpoint, a region, gone).
     """
 
     def __init__(self, *, date: str | None = None) -> None:
         self._lock = threading.Lock()
         self.requests: list[Request] = []
         self.answers: list[int | None] = []
+        self.down: set[str] = set()
         self.date = date
         self.transport = httpx.MockTransport(self._handle)
 
@@ -46,10 +49,17 @@ class Recorder:
         content = request.content
         if request.headers.get("content-encoding") == "gzip":
             content = gzip.decompress(content)
+        host = request.url.host
         with self._lock:
-            status = self.answers.pop(0) if self.answers and request.url.path == "/bulk" else 202
+            status: int | None
+            if host in self.down:
+                status = None
+            elif self.answers and request.url.path == "/bulk":
+                status = self.answers.pop(0)
+            else:
+                status = 202
             self.requests.append(
-                Request(request.url.path, dict(request.headers), json.loads(content), status)
+                Request(host, request.url.path, dict(request.headers), json.loads(content), status)
             )
         if status is None:
             raise httpx.ConnectError("scripted failure", request=request)
@@ -135,9 +145,20 @@ def options(recorder: Recorder, **extra: Any) -> EventOptions:
 
 @contextmanager
 def processor(
-    recorder: Recorder, *, clock: ManualClock | None = None, **extra: Any
+    recorder: Recorder,
+    *,
+    clock: ManualClock | None = None,
+    endpoints: tuple[Endpoint, ...] = (),
+    timing: Timing | None = None,
+    **extra: Any,
 ) -> Iterator[EventProcessor]:
-    config = Config(sdk_key="sdk-key-123456", base_uri=EVENTS_URI, clock=clock or ManualClock())
+    """A processor sending to `EVENTS_URI`, or to `endpoints` (regions, preferred first)."""
+    config = Config(
+        sdk_key="sdk-key-123456",
+        endpoints=endpoints or (Endpoint.at(EVENTS_URI),),
+        clock=clock or ManualClock(),
+        timing=timing or Timing(),
+    )
     sink = EventProcessor(config, options(recorder, **extra))
     try:
         yield sink

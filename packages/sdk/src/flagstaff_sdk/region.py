@@ -1,7 +1,9 @@
 """The endpoints (regions) a client may use, preferred first: which one to use now, failover
 after repeated failures, and which better ones to probe so the client returns to them.
 
-Plain bookkeeping owned by the actor's loop; must not do I/O.
+Plain bookkeeping, each set owned by one thread (the data system's loop for flag data, the event
+courier for events: each keeps its own health, since a region's delivery and ingest nodes fail
+apart); must not do I/O.
 """
 
 from __future__ import annotations
@@ -36,11 +38,17 @@ class RegionSet:
     def is_healthy(self, region: Region) -> bool:
         return region.failures < self.threshold
 
-    def pick(self) -> Region:
-        """The first healthy region; when none is healthy, each in turn."""
+    def first_healthy(self) -> Region | None:
         for region in self.regions:
             if self.is_healthy(region):
                 return region
+        return None
+
+    def pick(self) -> Region:
+        """The first healthy region; when none is healthy, each in turn."""
+        healthy = self.first_healthy()
+        if healthy is not None:
+            return healthy
         region = self.regions[self._rotation % len(self.regions)]
         self._rotation += 1
         return region

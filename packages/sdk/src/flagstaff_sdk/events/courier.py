@@ -1,5 +1,8 @@
-"""The courier: one thread that owns the HTTP client and the spool, and delivers batches oldest
-first with their fixed payload id, backing off while the events endpoint is down.
+"""The courier: one thread that owns the HTTP client, the spool and the choice of events
+endpoint, and delivers batches oldest first with their fixed payload id, backing off while the
+endpoints are down. Endpoints fail over and come back as the stream's do (`region`): the first
+healthy one is used; while a fallback is in use, the next batch is offered to the better ones
+every `probe_interval`.
 
 Must not build events; the actor hands it finished batches.
 """
@@ -16,9 +19,11 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from flagstaff_sdk.clock import Clock
+from flagstaff_sdk.config import Endpoint, Timing
 from flagstaff_sdk.events.options import EventOptions
 from flagstaff_sdk.events.spool import Batch, Spool
 from flagstaff_sdk.events.stats import DropReason, StatsCounter
+from flagstaff_sdk.region import Region, RegionSet
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +59,8 @@ class Courier:
     def __init__(
         self,
         *,
-        events_uri: str,
+        endpoints: tuple[Endpoint, ...],
+        timing: Timing,
         headers: dict[str, str],
         options: EventOptions,
         spool: Spool,
@@ -62,8 +68,10 @@ class Courier:
         clock: Clock,
         timeout: httpx.Timeout,
     ) -> None:
-        self._bulk_uri = f"{events_uri}/bulk"
-        self._diagnostic_uri = f"{events_uri}/diagnostic"
+        self._regions = RegionSet(endpoints, fdv1=False, threshold=timing.failover_after_failures)
+        self._probe_interval = timing.probe_interval
+        self._next_probe: float | None = None
+        """While a fallback endpoint is in use: when the better ones are next offered a batch."""
         self._headers = {
             **headers,
             "Content-Type": "application/json",
@@ -127,7 +135,7 @@ class Courier:
             return
         if isinstance(job, Diagnostic):
             if not self._stats.disabled:
-                self._post(self._diagnostic_uri, job.body, {})
+                self._post(self._regions.pick(), "/diagnostic", job.body, {})
             return
         if isinstance(job, Batch):
             if self._stats.disabled:
@@ -167,12 +175,20 @@ class Courier:
         self._retry_wait = min(self._retry_wait * 2, self._options.spool_retry_max)
 
     def _send(self, batch: Batch, delays: tuple[float, ...], deadline: float | None) -> bool:
-        """One delivery cycle: an attempt, then one more after each delay; the same payload id
-        every time so the service can drop the copies it already has."""
+        """One delivery cycle: an attempt, then one more after each delay, each to the endpoint
+        `regions.pick()` names then (a failover waits only the first delay); the same payload id
+        every time and everywhere, so the service (every region's, sharing one analytics store)
+        can drop the copies it already has."""
         headers = {"X-LaunchDarkly-Payload-ID": batch.payload_id}
+        if deadline is None and self._probe(batch, headers):
+            return True
+        previous: Region | None = None
         for attempt in range(len(delays) + 1):
+            region = self._regions.pick()
             if attempt:
                 delay = delays[attempt - 1]
+                if region is not previous:
+                    delay = min(delay, delays[0])
                 if deadline is not None and self._clock.monotonic() + delay > deadline:
                     return False
                 if deadline is None and self._stopping.wait(delay):
@@ -183,19 +199,51 @@ class Courier:
                 if remaining <= 0:
                     return False
                 timeout = httpx.Timeout(remaining)  # closing: no request may outlive the deadline
-            if self._post(self._bulk_uri, batch.body, headers, timeout):
+            if self._post(region, "/bulk", batch.body, headers, timeout):
+                return True
+            if self._stats.disabled:
+                return False
+            previous = region
+        return False
+
+    def _probe(self, batch: Batch, headers: dict[str, str]) -> bool:
+        """While a fallback endpoint is in use, every `probe_interval` (counted from the
+        failover) offer `batch` to the better endpoints first, one attempt each; the first that
+        accepts it is healthy again and used from then on (as the stream returns to a preferred
+        region its probe found answering). True when one accepted it."""
+        due = self._next_probe
+        now = self._clock.monotonic()
+        if due is None or now < due:
+            return False
+        self._next_probe = now + self._probe_interval
+        current = self._regions.first_healthy()
+        # none healthy: `pick` takes each in turn, the preferred ones included
+        for region in [] if current is None else self._regions.better_than(current):
+            if self._post(region, "/bulk", batch.body, headers):
                 return True
             if self._stats.disabled:
                 return False
         return False
 
+    def _accepted_by(self, region: Region) -> None:
+        self._regions.succeeded(region)
+        self._stats.set(endpoint=region.name)
+        if region.index == 0:
+            self._next_probe = None
+        elif self._next_probe is None:
+            self._next_probe = self._clock.monotonic() + self._probe_interval
+
     def _post(
         self,
-        uri: str,
+        region: Region,
+        path: str,
         body: bytes,
         headers: dict[str, str],
         timeout: httpx.Timeout | None = None,
     ) -> bool:
+        """One attempt to `region`'s events URI; its outcome counts toward the region's health
+        (a recoverable failure is one of the consecutive failures that fail it over)."""
+        uri = f"{region.endpoint.events_uri}{path}"
         headers = {**self._headers, **headers}
         if self._options.compress:
             body = gzip.compress(body)
@@ -207,14 +255,17 @@ class Courier:
                 response = self._http.post(uri, content=body, headers=headers, timeout=timeout)
         except httpx.HTTPError as exc:
             self._stats.add("failed_attempts")
+            self._regions.failed(region)
             log.info("Flagstaff events: %s failed: %s", uri, exc)
             return False
         self._remember_server_time(response.headers.get("Date"))
         status = response.status_code
         self._stats.set(last_status=status)
         if 200 <= status < 300:
+            self._accepted_by(region)
             return True
         self._stats.add("failed_attempts")
+        self._regions.failed(region)
         if not is_recoverable(status):
             log.error("Flagstaff events: %s answered %d; no more events will be sent", uri, status)
             self._stats.set(disabled=True)

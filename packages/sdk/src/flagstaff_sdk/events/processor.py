@@ -81,7 +81,8 @@ class EventProcessor:
         )
         timing = config.timing
         self._courier = Courier(
-            events_uri=config.endpoints[0].events_uri,
+            endpoints=config.endpoints,
+            timing=timing,
             headers=config.headers(USER_AGENT),
             options=options,
             spool=spool,

@@ -41,6 +41,8 @@ class EventStats:
     disabled: bool
     """True once the endpoint answered 401/403: no more events are sent by this client."""
     last_status: int | None
+    endpoint: str | None = None
+    """The name of the endpoint (region) that accepted the last payload (`Endpoint.name`)."""
 
     @property
     def dropped_total(self) -> int:
@@ -63,6 +65,7 @@ class StatsCounter:
     deduplicated_contexts: int = 0
     disabled: bool = False
     last_status: int | None = None
+    endpoint: str | None = None
 
     def drop(self, reason: DropReason, count: int = 1) -> None:
         if count <= 0:
@@ -98,4 +101,5 @@ class StatsCounter:
                 deduplicated_contexts=self.deduplicated_contexts,
                 disabled=self.disabled,
                 last_status=self.last_status,
+                endpoint=self.endpoint,
             )
