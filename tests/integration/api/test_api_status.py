@@ -61,7 +61,15 @@ async def test_status_is_503_before_start_and_200_healthy_after(tmp_path: Path) 
             assert code == 200, body
             assert body["ready"] is True
             assert body["version"]
-            assert set(body["parts"]) == {"store", "changeFeed", "api", "delivery", "ingest"}
+            assert set(body["parts"]) == {
+                "store",
+                "changeFeed",
+                "api",
+                "delivery",
+                "ingest",
+                "worker",
+            }
+            assert body["parts"]["worker"]["status"] == "ok"
             assert body["parts"]["store"]["status"] == "ok"
             assert body["parts"]["changeFeed"]["latestSeq"] == 0
         code, body = await status(client)

@@ -41,7 +41,7 @@ async def _healthy(client: httpx.AsyncClient, what: str) -> dict[str, Any]:
     return found[0]
 
 
-@pytest.mark.parametrize("role", ["api", "delivery", "ingest", "all"])
+@pytest.mark.parametrize("role", ["api", "delivery", "ingest", "worker", "all"])
 async def test_status_is_degraded_naming_the_change_feed_while_redis_is_down(
     role: Role, tmp_path: Path
 ) -> None:

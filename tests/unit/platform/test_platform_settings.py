@@ -34,6 +34,20 @@ def test_environment_fills_what_the_command_line_leaves_out() -> None:
     assert given.key_grace_seconds == 5
 
 
+def test_the_worker_runs_alone_or_inside_the_all_in_one_process() -> None:
+    assert Settings(role="worker").serves_worker
+    assert Settings(role="all").serves_worker
+    worker = Settings(role="worker")
+    assert not worker.serves_api
+    assert not worker.serves_delivery
+    assert not worker.serves_ingest
+    assert not Settings(role="api").serves_worker
+    tuned = Settings.from_env(
+        {"FLAGSTAFF_WORKER_POLL_SECONDS": "0.2", "FLAGSTAFF_WORKER_LEASE_SECONDS": "3"}
+    )
+    assert (tuned.worker_poll_seconds, tuned.worker_lease_seconds) == (0.2, 3.0)
+
+
 def test_admin_token_is_not_shown_in_repr() -> None:
     assert "s3cret" not in repr(Settings(admin_token="s3cret"))
 
@@ -42,7 +56,9 @@ def test_admin_token_is_not_shown_in_repr() -> None:
     ("values", "environ", "named"),
     [
         ({"port": 70000}, {}, "port"),
-        ({"role": "worker"}, {}, "role"),
+        ({"role": "scheduler"}, {}, "role"),
+        ({}, {"FLAGSTAFF_WORKER_POLL_SECONDS": "0"}, "FLAGSTAFF_WORKER_POLL_SECONDS"),
+        ({}, {"FLAGSTAFF_WORKER_LEASE_SECONDS": "1"}, "FLAGSTAFF_WORKER_LEASE_SECONDS"),
         ({"key_grace_seconds": -1}, {}, "grace"),
         ({"redis_url": "http://cache"}, {}, "Redis"),
         ({"admin_token": "  "}, {}, "FLAGSTAFF_ADMIN_TOKEN"),

@@ -41,6 +41,8 @@ from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
 from flagstaff_server.settings import Settings
 from flagstaff_server.ui.asgi import UiApp, is_ui_path
+from flagstaff_server.worker import Job, Worker
+from flagstaff_server.worker import metrics as worker_metrics
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,7 @@ class Flagstaff:
         self.kill_switch: KillSwitch | None = None
         self.ingest: IngestNode | None = None
         self.region_status: RegionStatus | None = None
+        self.worker: Worker | None = None
         self.analytics = analytics
         """Built at start from the settings unless handed in (tests hand in one with a tally
         of their own)."""
@@ -111,6 +114,8 @@ class Flagstaff:
             if not self.settings.serves_delivery:
                 # the unmounted delivery node's /metrics carries ingestion's lines too
                 self.asgi.mount(lambda path: path == "/metrics", self.delivery_app)
+        if self.settings.role == "worker":
+            self.asgi.mount(lambda path: path == "/metrics", self.worker_metrics_app)
 
     def open_store(self) -> Store:
         if self.settings.database_url is None:
@@ -133,6 +138,11 @@ class Flagstaff:
         if poll is None:
             return InProcessChangeFeed(store)
         return InProcessChangeFeed(store, idle_check=poll)
+
+    def worker_jobs(self, plane: ControlPlane) -> list[Job]:
+        """The worker role's jobs (docs/workflows.md, "The worker"): each workflow that needs
+        work done in the background, at a time or again after a failure, adds its job here."""
+        return []
 
     def environment_records(self) -> list[EnvironmentRecord]:
         assert self.store is not None
@@ -211,6 +221,18 @@ class Flagstaff:
             await self.delivery.start()
             if self.kill_switch is not None:
                 await self.kill_switch.start()
+        if self.settings.serves_worker:
+            self.worker = Worker(
+                self.store,
+                self.worker_jobs(self.plane),
+                clock=self.clock,
+                lease_ttl=timedelta(seconds=self.settings.worker_lease_seconds),
+                poll=timedelta(seconds=self.settings.worker_poll_seconds),
+            )
+            if self.delivery is not None:
+                worker = self.worker
+                self.delivery.metric_sources.append(lambda: worker_metrics.render(worker.states))
+            await self.worker.start()
         if self.settings.serves_delivery:
             assert self.delivery is not None
             self.client_delivery = ClientDelivery(self.delivery)
@@ -234,6 +256,8 @@ class Flagstaff:
 
     async def stop(self) -> None:
         self.ready = False
+        if self.worker is not None:
+            await self.worker.stop()
         if self.ingest is not None:
             await self.ingest.stop()
         elif self.analytics is not None:
@@ -280,6 +304,24 @@ class Flagstaff:
             return
         await self.ingest.app(scope, receive, send)
 
+    async def worker_metrics_app(self, scope: Any, receive: Any, send: Any) -> None:
+        """`/metrics` of a worker-only process (elsewhere delivery's `/metrics` carries these)."""
+        if self.worker is None or not self.ready:
+            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
+            return
+        body = ("\n".join(worker_metrics.render(self.worker.states)) + "\n").encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/plain; version=0.0.4; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
     async def client_app(self, scope: Any, receive: Any, send: Any) -> None:
         if self.client_delivery is None or not self.ready:
             await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
@@ -302,6 +344,10 @@ class Flagstaff:
         if self.settings.serves_ingest:
             parts["ingest"] = (
                 self.ingest.status() if self.ingest is not None else {"status": "starting"}
+            )
+        if self.settings.serves_worker:
+            parts["worker"] = (
+                self.worker.status() if self.worker is not None else {"status": "starting"}
             )
         healthy = self.ready and all(part["status"] == "ok" for part in parts.values())
         region: dict[str, Any] = {"name": self.settings.region}

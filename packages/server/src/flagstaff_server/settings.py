@@ -16,7 +16,7 @@ from typing import Literal, get_args
 
 from flagstaff_server.delivery import DeliveryConfig, Limits
 
-Role = Literal["all", "api", "delivery", "ingest"]
+Role = Literal["all", "api", "delivery", "ingest", "worker"]
 ROLES: tuple[Role, ...] = get_args(Role)
 
 DEFAULT_HOST = "127.0.0.1"
@@ -55,6 +55,8 @@ REGION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 # without Redis, say in a standby region fed only by replication) reads the outbox: a change
 # reaches it within replication lag plus this.
 NO_PUBLISHER_FEED_POLL_SECONDS = 0.25
+WORKER_POLL_ENV = "FLAGSTAFF_WORKER_POLL_SECONDS"
+WORKER_LEASE_ENV = "FLAGSTAFF_WORKER_LEASE_SECONDS"
 
 # The delivery knobs default to the values docs/delivery.md argues for.
 _LIMITS = Limits()
@@ -108,6 +110,10 @@ class Settings:
     region: str = DEFAULT_REGION
     # How often an idle change-feed subscriber reads the outbox; None: the default below.
     feed_poll_seconds: float | None = None
+    # The worker role (docs/workflows.md): how often it looks for due work, and how long a job's
+    # lease lasts (after a crash, a peer takes over this much later at most).
+    worker_poll_seconds: float = 1.0
+    worker_lease_seconds: float = 30.0
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -165,6 +171,16 @@ class Settings:
                 f"{FEED_POLL_ENV} must be above 0 and at most 60 seconds, "
                 f"got {self.feed_poll_seconds}"
             )
+        if not 0 < self.worker_poll_seconds <= 3600:
+            raise SettingsError(
+                f"{WORKER_POLL_ENV} must be above 0 and at most 3600, "
+                f"got {self.worker_poll_seconds}"
+            )
+        if not self.worker_lease_seconds > self.worker_poll_seconds:
+            raise SettingsError(
+                f"{WORKER_LEASE_ENV} must be longer than the poll interval "
+                f"({self.worker_poll_seconds}s), got {self.worker_lease_seconds}"
+            )
         if self.ingest_disk_budget_bytes < 1:
             raise SettingsError(
                 f"ingest disk budget must be at least 1 byte, got {self.ingest_disk_budget_bytes}"
@@ -211,6 +227,10 @@ class Settings:
     @property
     def serves_ingest(self) -> bool:
         return self.role in ("all", "ingest")
+
+    @property
+    def serves_worker(self) -> bool:
+        return self.role in ("all", "worker")
 
     @property
     def resolved_analytics_url(self) -> str:
@@ -261,6 +281,8 @@ class Settings:
             ("max_connection_age_seconds", MAX_CONNECTION_AGE_ENV),
             ("heartbeat_seconds", HEARTBEAT_ENV),
             ("feed_poll_seconds", FEED_POLL_ENV),
+            ("worker_poll_seconds", WORKER_POLL_ENV),
+            ("worker_lease_seconds", WORKER_LEASE_ENV),
         ):
             if environ.get(env):
                 values[name] = parse_float(environ[env], env)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
-from flagstaff_server.adapters.millis import truncate
+from flagstaff_server.adapters.millis import EPOCH, truncate
 from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
 from flagstaff_server.services.ports import (
     AccountRecord,
@@ -26,6 +26,7 @@ from flagstaff_server.services.ports import (
     EpochRecord,
     FlagRecord,
     JsonObject,
+    LeaseRecord,
     NoticeRecord,
     ProjectRecord,
     Replication,
@@ -80,6 +81,7 @@ class _State:
     accounts: dict[str, AccountRecord] = field(default_factory=dict)
     sessions: dict[str, SessionRecord] = field(default_factory=dict)
     notices: dict[str, NoticeRecord] = field(default_factory=dict)
+    leases: dict[str, LeaseRecord] = field(default_factory=dict)
 
 
 class _Journal:
@@ -548,6 +550,44 @@ class _Notices:
         self._journal.remove(self._state.notices, notice_id)
 
 
+class _Leases:
+    """Units of work run one at a time here, so taking a lease never races another taker."""
+
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def acquire(
+        self, name: str, holder: str, *, now: datetime, until: datetime
+    ) -> LeaseRecord | None:
+        current = self._state.leases.get(name)
+        if current is not None and current.holder != holder and current.expires > truncate(now):
+            return None
+        if current is not None and current.holder == holder and current.expires > truncate(now):
+            record = replace(current, expires=until)
+        else:
+            fence = 1 if current is None else current.fence + 1
+            record = LeaseRecord(name=name, holder=holder, expires=until, fence=fence, acquired=now)
+        self._journal.put(self._state.leases, name, _stored(record))
+        return copy.deepcopy(self._state.leases[name])
+
+    def holds(self, name: str, holder: str, fence: int, now: datetime) -> bool:
+        current = self._state.leases.get(name)
+        return (
+            current is not None
+            and current.holder == holder
+            and current.fence == fence
+            and current.expires > truncate(now)
+        )
+
+    def release(self, name: str, holder: str) -> None:
+        current = self._state.leases.get(name)
+        if current is not None and current.holder == holder:
+            self._journal.put(self._state.leases, name, replace(current, expires=EPOCH))
+
+    def list(self) -> list[LeaseRecord]:
+        return [copy.deepcopy(lease) for _, lease in sorted(self._state.leases.items())]
+
+
 class InMemoryUnitOfWork:
     def __init__(self, state: _State, journal: _Journal, store: InMemoryStore) -> None:
         self.projects = _Projects(state, journal)
@@ -561,6 +601,7 @@ class InMemoryUnitOfWork:
         self.sessions = _Sessions(state, journal)
         self.epochs = _Epochs(state, journal, store)
         self.notices = _Notices(state, journal)
+        self.leases = _Leases(state, journal)
 
 
 class InMemoryReplication:

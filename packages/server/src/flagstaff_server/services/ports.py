@@ -192,6 +192,20 @@ class NoticeRecord:
     """Its other fields: title, message, severity, regions."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaseRecord:
+    """Who runs the worker job `name` now: `holder` until `expires`. `fence` grows by one each
+    time the lease changes hands, so work begun under an older holding is told from the current
+    one's (docs/workflows.md, "The worker")."""
+
+    name: str
+    holder: str
+    expires: datetime
+    fence: int
+    acquired: datetime
+    """When `holder` took it (renewals keep this)."""
+
+
 @dataclass(frozen=True, slots=True)
 class DatabaseTimeline:
     """Which history a PostgreSQL primary is writing: its timeline and cluster identity."""
@@ -415,6 +429,32 @@ class EpochRepository(Protocol):
         ...
 
 
+class LeaseRepository(Protocol):
+    def acquire(
+        self, name: str, holder: str, *, now: datetime, until: datetime
+    ) -> LeaseRecord | None:
+        """Take the lease `name` for `holder` until `until`, or renew it when `holder` has it
+        already. None when another holder's lease is still valid at `now`, or when another
+        worker is taking it in a transaction of its own this moment (PostgreSQL skips the
+        row it has locked instead of waiting: `SELECT ... FOR UPDATE SKIP LOCKED`; SQLite's
+        writers run one at a time). A lease that changes hands gets the next `fence`."""
+        ...
+
+    def holds(self, name: str, holder: str, fence: int, now: datetime) -> bool:
+        """Whether `holder` still has lease `name`, taken with `fence`, at `now`. A job asks this
+        inside the transaction that does its work, so work done by a holder that lost its lease
+        (paused past `expires`) is rolled back instead of committed."""
+        ...
+
+    def release(self, name: str, holder: str) -> None:
+        """Give the lease up (it expires now) if `holder` has it; otherwise nothing."""
+        ...
+
+    def list(self) -> list[LeaseRecord]:
+        """Every lease, ordered by name."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction. Repositories are valid only inside it."""
 
@@ -440,6 +480,8 @@ class UnitOfWork(Protocol):
     def epochs(self) -> EpochRepository: ...
     @property
     def notices(self) -> NoticeRepository: ...
+    @property
+    def leases(self) -> LeaseRepository: ...
 
 
 class Store(Protocol):
@@ -553,6 +595,8 @@ __all__ = [
     "FlagRecord",
     "FlagRepository",
     "JsonObject",
+    "LeaseRecord",
+    "LeaseRepository",
     "NoticeRecord",
     "NoticeRepository",
     "ProjectRecord",

@@ -219,3 +219,15 @@ region_primary = Table(
     Column("timeline", Integer, nullable=True),
     Column("at_ms", BigInteger, nullable=False),
 )
+
+# Worker job leases: which worker process runs a job now, until when, and the fencing token that
+# grows each time the lease changes hands (migration 0007; docs/workflows.md, "The worker").
+worker_leases = Table(
+    "worker_leases",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("holder", Text, nullable=False),
+    Column("expires_ms", BigInteger, nullable=False),
+    Column("fence", BigInteger, nullable=False),
+    Column("acquired_ms", BigInteger, nullable=False),
+)

@@ -24,6 +24,7 @@ from flagstaff_server.adapters.sql.engine import (
 from flagstaff_server.adapters.sql.environment_repository import SqlEnvironments
 from flagstaff_server.adapters.sql.epoch_repository import SqlEpochs
 from flagstaff_server.adapters.sql.flag_repository import SqlFlags
+from flagstaff_server.adapters.sql.lease_repository import SqlLeases
 from flagstaff_server.adapters.sql.migration import upgrade
 from flagstaff_server.adapters.sql.notice_repository import SqlNotices
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
@@ -51,6 +52,7 @@ class SqlUnitOfWork:
         self.sessions = SqlSessions(tx)
         self.epochs = SqlEpochs(tx)
         self.notices = SqlNotices(tx)
+        self.leases = SqlLeases(tx)
 
 
 class SqlStore:
