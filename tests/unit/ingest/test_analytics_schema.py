@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flagstaff_server.ingest import analytics
+from flagstaff_server.ingest import analytics_tables
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.migration import VERSION_TABLE
 from sqlalchemy import create_engine, inspect, select
@@ -28,7 +28,7 @@ def test_opening_a_store_twice_migrates_once_and_keeps_its_data(tmp_path: Path) 
     assert first.position("node") == 0
     first.commit("node", [], now_ms=1)
     with first.engine.begin() as connection:
-        connection.execute(analytics.positions.insert().values(node="other", seq=7))
+        connection.execute(analytics_tables.positions.insert().values(node="other", seq=7))
     first.close()
     second = AnalyticsStore(url)
     assert second.position("other") == 7
@@ -41,7 +41,7 @@ def test_the_migrated_tables_are_the_tables_the_store_uses(tmp_path: Path) -> No
     store = AnalyticsStore(url)
     store.position("node")
     found = inspect(store.engine)
-    for table in analytics.metadata.sorted_tables:
+    for table in analytics_tables.metadata.sorted_tables:
         columns = {column["name"]: column for column in found.get_columns(table.name)}
         assert set(columns) == {column.name for column in table.columns}, table.name
         for column in table.columns:
@@ -57,13 +57,13 @@ def test_the_migrated_tables_are_the_tables_the_store_uses(tmp_path: Path) -> No
 def test_a_database_made_before_the_chain_is_adopted_with_its_rows(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'a.db'}"
     engine = create_engine(url)
-    analytics.metadata.create_all(engine)
+    analytics_tables.metadata.create_all(engine)
     with engine.begin() as connection:
-        connection.execute(analytics.positions.insert().values(node="node", seq=42))
+        connection.execute(analytics_tables.positions.insert().values(node="node", seq=42))
     engine.dispose()
     store = AnalyticsStore(url)
     assert store.position("node") == 42
     with store.engine.connect() as connection:
-        assert connection.execute(select(analytics.positions.c.seq)).scalar() == 42
+        assert connection.execute(select(analytics_tables.positions.c.seq)).scalar() == 42
     store.close()
     assert versions(url) == ["a0004"]

@@ -15,7 +15,8 @@ import orjson
 from sqlalchemy import Connection, and_, delete, func, select, update
 
 from flagstaff_server.errors import StoreUnavailable
-from flagstaff_server.ingest.analytics import AnalyticsStore, payloads, quarantined
+from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.analytics_tables import payloads, quarantined
 from flagstaff_server.ingest.record import Kind, Record
 
 ERROR_CHARS = 2_000
