@@ -14,16 +14,15 @@ from flagstaff_server.domain.conversion import (
 from flagstaff_server.domain.document import Document, IdFactory, json_equal, pointer
 from flagstaff_server.domain.flag import (
     add_environment_to_flag,
-    apply_flag_json_patch,
-    apply_flag_merge_patch,
     fill_flag_ids,
     new_environment_config,
-    new_flag_document,
     present_flag,
     remove_environment_from_flag,
 )
 from flagstaff_server.domain.flag_change import FlagChange, flag_change
+from flagstaff_server.domain.flag_creation import new_flag_document
 from flagstaff_server.domain.flag_instruction import FLAG_INSTRUCTIONS, apply_semantic_patch
+from flagstaff_server.domain.flag_patch import apply_flag_json_patch, apply_flag_merge_patch
 from flagstaff_server.domain.flag_validation import FlagLookup, validate_flag_document
 from flagstaff_server.domain.instruction import (
     SemanticPatch,
