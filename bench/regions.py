@@ -27,7 +27,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from flagstaff_server.regions.postgres_cluster import PostgresCluster, PostgresInstance
-from management import admin_client, create_flag, create_project, switch
+from support.management import admin_client, create_flag, create_project, switch
 from support.processes import ServeProcess, running
 
 OUTPUT = Path("build/bench/regions.json")

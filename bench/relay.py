@@ -27,8 +27,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/integration/relay"))
 
-from management import Keys, create_flag, create_project, switch
 from relay_support import RelayProcess, Upstream, admin_client, relay_config
+from support.management import Keys, create_flag, create_project, switch
 from support.processes import running
 
 OUTPUT = Path("build/bench/relay.json")

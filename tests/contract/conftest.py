@@ -17,7 +17,7 @@ from contract_backends import (
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
-from services import postgres_admin, redis_stream_key
+from support.services import postgres_admin, redis_stream_key
 
 
 @pytest.fixture(scope="session")

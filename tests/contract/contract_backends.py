@@ -15,7 +15,7 @@ from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
-from services import empty_postgres
+from support.services import empty_postgres
 
 
 class PostgresServer:

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from contract_backends import PostgresServer
 from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services import epochs
@@ -24,6 +23,7 @@ from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import DatabaseTimeline, Store
 from flagstaff_server.services.projects import ProjectRequest, create_project
 from flagstaff_server.services.segments import create_segment
+from support.in_process import control_plane
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ADMIN = Actor(token_id="t-admin", name="admin", role="admin")
@@ -44,12 +44,7 @@ def begin(store: Store, reason: str = "restore", gap: int = GAP) -> int:
 
 
 def plane_of(store: Store) -> ControlPlane:
-    return ControlPlane(
-        store=store,
-        feed=InProcessChangeFeed(store),
-        clock=lambda: T0,
-        key_grace=timedelta(hours=1),
-    )
+    return control_plane(store, clock=lambda: T0)
 
 
 def test_a_store_begins_in_epoch_one_after_seq_zero(store: Store) -> None:

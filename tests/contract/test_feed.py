@@ -18,7 +18,7 @@ from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed, encode_entry
 from flagstaff_server.services.epochs import SEQ_GAP, start_epoch
 from flagstaff_server.services.ports import Change, ChangeFeed, JsonObject, Store
-from services import REDIS_URL
+from support.services import REDIS_URL
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DEADLINE = 10.0

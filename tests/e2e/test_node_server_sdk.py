@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 from flagstaff_server.settings import Settings
-from management import ok
 from node_sdk import start_node_sdk, stop_node_sdk
 from support.in_process import serve_flagstaff
+from support.management import ok
 
 ADMIN = "e2e-node-admin-token-0123456789"
 

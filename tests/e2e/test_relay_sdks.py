@@ -18,10 +18,17 @@ from ldclient import Context
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "integration" / "relay"))
 
-from management import create_flag, create_project, delete_flag, sdk_client, served_flags, switch
 from node_sdk import start_node_sdk, stop_node_sdk
 from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
 from support.deadlines import wait_until
+from support.management import (
+    create_flag,
+    create_project,
+    delete_flag,
+    sdk_client,
+    served_flags,
+    switch,
+)
 from support.processes import running
 
 pytestmark = [pytest.mark.slow]

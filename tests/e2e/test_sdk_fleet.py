@@ -24,9 +24,9 @@ from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from ldclient.client import LDClient
 from ldclient.config import Config
-from management import ok
 from node_sdk import start_node_sdk, stop_node_sdk
 from support.deadlines import wait_until
+from support.management import ok
 from support.threaded_servers import serve_in_thread
 
 pytestmark = pytest.mark.slow

@@ -15,9 +15,9 @@ from flagstaff_server.settings import Settings
 from ldclient import Context, datasystem
 from ldclient.client import LDClient
 from ldclient.config import Config
-from management import ok
 from support.deadlines import wait_until
 from support.in_process import serve_flagstaff
+from support.management import ok
 
 ADMIN = "e2e-admin-token-0123456789"
 USER = Context.create("user-1")

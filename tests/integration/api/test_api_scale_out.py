@@ -15,9 +15,9 @@ from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
 from platform_api import ADMIN, ADMIN_TOKEN, create_project
-from services import REDIS_URL, postgres_database, redis_stream_key
 from support.deadlines import eventually
 from support.in_process import asgi_client
+from support.services import REDIS_URL, postgres_database, redis_stream_key
 
 PROPAGATION = 20.0
 """Seconds a change may take from the API node to the delivery node (a liveness bound)."""

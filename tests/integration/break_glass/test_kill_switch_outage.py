@@ -31,12 +31,12 @@ from flagstaff_server.regions.postgres_cluster import (
     run_as_user,
 )
 from ldclient import Context
-from management import Keys, admin_client, ok, sdk_client, switch
-from management import create_project as create_project_keys
 from openfeature import api as openfeature_api
 from openfeature.contrib.provider.ofrep import OFREPProvider
 from openfeature.evaluation_context import EvaluationContext
 from support.deadlines import wait_until
+from support.management import Keys, admin_client, ok, sdk_client, switch
+from support.management import create_project as create_project_keys
 from support.prerequisites import missing_prerequisite
 from support.private_redis import private_redis
 from support.processes import FlagstaffProcess, ServeProcess, flagstaff_command, running

@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
-from management import ok
 from support.deadlines import wait_until
 from support.in_process import serve_flagstaff
+from support.management import ok
 from support.threaded_servers import ThreadedServer
 
 ADMIN = "client-delivery-admin-token-0123"

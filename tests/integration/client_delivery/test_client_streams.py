@@ -12,8 +12,8 @@ import httpx
 import pytest
 from client_server import ENV_PATH, PROJECT, Deployment, b64, next_event, running_server
 from client_server import sse_events as events_of
-from management import ok
 from support.deadlines import wait_until
+from support.management import ok
 
 USER = {"kind": "user", "key": "user-1"}
 

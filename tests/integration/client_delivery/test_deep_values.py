@@ -22,7 +22,7 @@ from client_server import (
 from flagstaff_sdk import Client, Config, Context
 from flagstaff_server.nesting import MAX_DEPTH
 from ldclient import Context as LDContext
-from management import ok, sdk_client
+from support.management import ok, sdk_client
 
 KEY = "deep-flag"
 USER = {"kind": "user", "key": "user-1"}

@@ -21,8 +21,16 @@ from typing import Any
 import httpx
 import pytest
 from client_server import sse_events
-from management import Keys, admin_client, create_flag, create_project, ok, served_flags, switch
 from support.deadlines import wait_until
+from support.management import (
+    Keys,
+    admin_client,
+    create_flag,
+    create_project,
+    ok,
+    served_flags,
+    switch,
+)
 from support.processes import ServeProcess, running
 
 pytestmark = pytest.mark.slow

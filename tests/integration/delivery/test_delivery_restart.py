@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 from delivery_support import read_events
-from management import admin_client, create_flag, create_project, served_flags, switch
 from support.deadlines import wait_until
+from support.management import admin_client, create_flag, create_project, served_flags, switch
 from support.processes import ServeProcess, running
 
 pytestmark = pytest.mark.slow

@@ -16,8 +16,8 @@ from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Store
-from services import empty_postgres, postgres_database
 from support.in_process import asgi_client, control_plane
+from support.services import empty_postgres, postgres_database
 
 STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
 

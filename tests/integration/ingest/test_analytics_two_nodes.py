@@ -19,9 +19,9 @@ from flagstaff_server.ingest.analytics import AnalyticsStore, Committed
 from flagstaff_server.ingest.processor import Consumer
 from flagstaff_server.ingest.record import Kind, Record
 from flagstaff_server.ingest.tally import HOUR_MS
-from services import postgres_database
 from sqlalchemy import text
 from support.deadlines import wait_until
+from support.services import postgres_database
 
 pytestmark = pytest.mark.service
 

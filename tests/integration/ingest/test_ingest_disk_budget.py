@@ -10,13 +10,9 @@ from typing import Any
 import httpx
 import pytest
 from ingest_support import Payload, evaluation_totals, expected_totals, payload, post
-from integration.scaleout.scaleout_cluster import (
-    ServerProcess,
-    admin_client,
-    create_project,
-    private_postgres,
-)
+from integration.scaleout.scaleout_cluster import ServerProcess, admin_client, create_project
 from support.deadlines import wait_until
+from support.private_postgres import private_postgres
 from support.processes import running
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]

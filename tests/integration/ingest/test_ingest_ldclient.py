@@ -18,8 +18,8 @@ from integration.scaleout.scaleout_cluster import (
 from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
-from management import create_flag, ok, served_flags
 from support.deadlines import wait_until
+from support.management import create_flag, ok, served_flags
 from support.processes import running
 
 pytestmark = pytest.mark.slow

@@ -21,11 +21,7 @@ from ingest_support import (
     post,
     send_until_acknowledged,
 )
-from integration.scaleout.scaleout_cluster import (
-    ServerProcess,
-    admin_client,
-    create_project,
-)
+from integration.scaleout.scaleout_cluster import ServerProcess, admin_client, create_project
 from support.deadlines import wait_until
 from support.processes import START_TIMEOUT, running
 

@@ -21,13 +21,9 @@ from ingest_support import (
     post,
     send_until_acknowledged,
 )
-from integration.scaleout.scaleout_cluster import (
-    ServerProcess,
-    admin_client,
-    create_project,
-    private_postgres,
-)
+from integration.scaleout.scaleout_cluster import ServerProcess, admin_client, create_project
 from support.deadlines import wait_until
+from support.private_postgres import private_postgres
 from support.processes import running
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
@@ -61,7 +57,7 @@ def test_store_stopped_mid_send_then_exact_counts_after_recovery(tmp_path: Path)
                             client, server.url, sdk_key, item, deadline=deadline
                         )
                         sent.append(item)
-                        if not postgres.running():
+                        if not postgres.is_running():
                             acknowledged_while_down.append(index)
                         index += 1
 

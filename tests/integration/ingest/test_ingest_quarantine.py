@@ -28,8 +28,8 @@ from flagstaff_server.ingest.tally import HOUR_MS, Tally, tally
 from flagstaff_server.settings import Settings
 from ingest_support import Payload, evaluation_totals, expected_totals, payload
 from integration.scaleout.scaleout_cluster import ADMIN, admin_client, create_project
-from services import postgres_database
 from support.deadlines import eventually, wait_until
+from support.services import postgres_database
 from support.threaded_servers import serve_in_thread
 
 HOUR = 1_800_000_000_000 - 1_800_000_000_000 % HOUR_MS

@@ -23,15 +23,10 @@ from ingest_support import (
     post,
     send_until_acknowledged,
 )
-from integration.scaleout.scaleout_cluster import (
-    ServerProcess,
-    admin_client,
-    create_project,
-    redis_database,
-)
-from services import postgres_database
+from integration.scaleout.scaleout_cluster import ServerProcess, admin_client, create_project
 from support.deadlines import wait_until
 from support.processes import START_TIMEOUT, running
+from support.services import postgres_database, redis_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.service]
 

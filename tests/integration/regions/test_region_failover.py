@@ -22,9 +22,9 @@ import httpx
 import pytest
 from flagstaff_server.regions.postgres_cluster import PostgresInstance
 from ldclient import Context
-from management import admin_client, create_flag, create_project, ok, sdk_client, switch
 from regions_support import StreamRecorder, postgres_cluster
 from support.deadlines import wait_until
+from support.management import admin_client, create_flag, create_project, ok, sdk_client, switch
 from support.processes import ServeProcess, flagstaff_command, running
 
 pytestmark = [pytest.mark.service, pytest.mark.slow]

@@ -1,6 +1,6 @@
 """Test support for the relay: `flagstaff serve` (the upstream) and `flagstaff relay` as real
 processes on loopback ports they keep across restarts, relay configuration, and an event upstream
-that de-duplicates (management calls and the official SDK come from tests/management.py).
+that de-duplicates (management calls and the official SDK come from `support.management`).
 
 Shared by the relay tests, the relay e2e test and bench/relay.py; asserts nothing about Flagstaff.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import management
-from management import Keys
+from support import management
+from support.management import Keys
 from support.ports import free_port
 from support.processes import FlagstaffProcess, ServeProcess
 from support.threaded_servers import serve_in_thread

@@ -11,7 +11,6 @@ from pathlib import Path
 import httpx
 import pytest
 from ldclient import Context
-from management import Keys, create_project, sdk_client
 from relay_support import (
     CATCH_UP_SECONDS,
     EventSink,
@@ -21,6 +20,7 @@ from relay_support import (
     relay_config,
 )
 from support.deadlines import wait_until
+from support.management import Keys, create_project, sdk_client
 from support.processes import running
 
 pytestmark = [pytest.mark.slow]

@@ -11,9 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
-from management import create_flag, create_project, delete_flag, switch
 from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
 from support.deadlines import wait_until
+from support.management import create_flag, create_project, delete_flag, switch
 from support.processes import loopback_get, running
 
 pytestmark = [pytest.mark.slow]

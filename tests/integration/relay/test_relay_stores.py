@@ -19,11 +19,19 @@ from ldclient.client import LDClient
 from ldclient.config import Config
 from ldclient.feature_store import CacheConfig
 from ldclient.integrations import Redis
-from management import Keys, create_flag, create_project, is_on, sdk_client, served_flags, switch
 from relay_support import CATCH_UP_SECONDS, RelayProcess, Upstream, admin_client, relay_config
-from services import REDIS_URL, redis_client
 from support.deadlines import wait_until
+from support.management import (
+    Keys,
+    create_flag,
+    create_project,
+    is_on,
+    sdk_client,
+    served_flags,
+    switch,
+)
 from support.processes import running
+from support.services import REDIS_URL, redis_client
 
 pytestmark = [pytest.mark.slow]
 

@@ -17,16 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from scaleout_cluster import (
-    ServerProcess,
-    admin_client,
-    create_flag,
-    create_project,
-    ok,
-    switch_off,
-    switch_on,
-)
+from scaleout_cluster import ServerProcess, admin_client, create_project, switch_off, switch_on
 from support.deadlines import eventually
+from support.management import create_flag, ok
 from support.prerequisites import missing_prerequisite
 from support.processes import running
 

@@ -17,18 +17,15 @@ from scaleout_cluster import (
     SETTLE_SECONDS,
     ServerProcess,
     admin_client,
-    create_flag,
     create_project,
-    dead_redis_url,
     in_process,
-    postgres_database,
-    private_postgres,
-    redis_database,
-    sdk_client,
     switch_on,
 )
 from support.deadlines import wait_until
+from support.management import create_flag, sdk_client
+from support.private_postgres import private_postgres
 from support.processes import running
+from support.services import dead_redis_url, postgres_database, redis_database
 
 pytestmark = [pytest.mark.service, pytest.mark.slow]
 

@@ -11,10 +11,10 @@ import httpx
 import pytest
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Role, Settings
-from services import postgres_database
 from support.deadlines import eventually
 from support.in_process import asgi_client
 from support.private_redis import private_redis
+from support.services import postgres_database
 
 pytestmark = pytest.mark.service
 

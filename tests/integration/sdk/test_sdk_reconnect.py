@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 from flagstaff_sdk import Client, Config, Context, DataSourceState, DataSourceStatus
-from management import Keys, admin_client, create_flag, create_project, delete_flag, switch
 from support.deadlines import wait_until
+from support.management import Keys, admin_client, create_flag, create_project, delete_flag, switch
 from support.processes import ServeProcess, loopback_get, running
 
 pytestmark = [pytest.mark.slow]

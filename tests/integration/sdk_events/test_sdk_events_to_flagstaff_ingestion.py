@@ -15,13 +15,12 @@ from integration.scaleout.scaleout_cluster import (
     SETTLE_SECONDS,
     ServerProcess,
     admin_client,
-    create_flag,
     create_project,
     switch_on,
 )
-from management import is_on
 from support.deadlines import wait_until
 from support.fault_proxy import Fault, FaultProxy
+from support.management import create_flag, is_on
 from support.processes import running
 
 pytestmark = pytest.mark.slow

@@ -29,6 +29,7 @@ from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.services.ports import Change
 from flagstaff_server.tasks import cancel_and_wait
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 URL = "/break-glass/overrides"
 AUTH = {"Authorization": SDK_KEY}
@@ -115,9 +116,8 @@ class Node:
     async def running(self) -> AsyncIterator[httpx.AsyncClient]:
         await self.node.start()
         await self.switch.start()
-        transport = httpx.ASGITransport(app=self.app)
         try:
-            async with httpx.AsyncClient(transport=transport, base_url="http://n") as client:
+            async with asgi_client(self.app, base_url="http://n") as client:
                 await eventually(lambda: self.node.current)
                 yield client
         finally:
@@ -303,8 +303,7 @@ async def test_a_crash_before_the_snapshot_write_still_restores_the_override(
     # the snapshot files are debounced: stop every loop before they are written again
     await cancel_and_wait(first.node._tasks)
     await first.switch.stop()
-    transport = httpx.ASGITransport(app=first.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://n") as client:
+    async with asgi_client(first.app, base_url="http://n") as client:
         assert (await push(client, operator.override("banner"))).status_code == 200
     restarted = Node(operator, data, feed=Feed([]))
     async with restarted.running() as client:

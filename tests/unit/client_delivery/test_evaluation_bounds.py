@@ -17,6 +17,7 @@ from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.admission import Admission, Limits
 from flagstaff_server.delivery.client_side import ClientDelivery
 from support.deadlines import eventually
+from support.in_process import asgi_client
 
 AUTH = {"Authorization": SDK_KEY}
 MOBILE = {"usingMobileKey": True, "usingEnvironmentId": False}
@@ -46,8 +47,7 @@ async def delivery(**limits: Any) -> AsyncIterator[tuple[DeliveryNode, httpx.Asy
         limits=Limits(**limits), probe_interval_seconds=0.0, probe_timeout_seconds=0.5
     )
     node = DeliveryNode(FixedFeed(BACKLOG), config, clock=FakeClock(), rng=lambda: 0.5)
-    transport = httpx.ASGITransport(app=ClientDelivery(node))
-    async with node.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://n") as c:
+    async with node.lifespan(), asgi_client(ClientDelivery(node), base_url="http://n") as c:
         await eventually(lambda: node.current)
         yield node, c
 

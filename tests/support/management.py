@@ -2,7 +2,7 @@
 HTTP: checked calls, a project with one `production` environment, flags with variations "on" and
 "off" switched on and off, what delivery serves, and an SDK client pointed at the server.
 
-Test support shared by the relay, scale-out and end-to-end tests; asserts only that calls succeed.
+Asserts only that calls succeed.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
-"""The machine's PostgreSQL and Redis as tests use them: where they are, throwaway databases and
-stream keys of a test's own (removed afterwards), and emptying a store's tables. An unreachable
-service is a missing prerequisite: skipped locally, a failure in CI.
-
-Test support shared by the contract, API, flags, relay and scale-out tests; asserts nothing.
-"""
+"""The machine's PostgreSQL and Redis as tests use them: where they are, throwaway databases,
+stream keys and Redis databases of a test's own (removed afterwards), emptying a store's tables,
+and a Redis URL nothing answers. An unreachable service is a missing prerequisite: skipped
+locally, a failure in CI. Never stops, reconfigures or flushes the shared servers."""
 
 from __future__ import annotations
 
 import os
+import random
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,12 +16,16 @@ import psycopg
 import redis
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.store import SqlStore
+
+from support.ports import free_port
 from support.prerequisites import missing_prerequisite
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "FLAGSTAFF_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )
 REDIS_URL = os.environ.get("FLAGSTAFF_TEST_REDIS", "redis://127.0.0.1:6379/0")
+STREAM_KEY = "flagstaff:changes"
+"""The change stream every `flagstaff serve` uses (`redis_database` gives each test its own)."""
 
 
 def postgres_admin() -> psycopg.Connection[Any]:
@@ -80,3 +83,32 @@ def redis_stream_key() -> Iterator[str]:
     finally:
         client.delete(key)
         client.close()
+
+
+@contextmanager
+def redis_database() -> Iterator[str]:
+    """The URL of a Redis logical database whose change stream no other test is using; the
+    stream is deleted afterwards. Every `flagstaff serve` uses the same stream key, so separate
+    databases keep the tests' sequence numbers apart."""
+    base = REDIS_URL.rsplit("/", 1)[0]
+    redis_client().close()
+    # databases 1-10: bench/delivery takes 11 without claiming it
+    for number in random.sample(range(1, 11), 10):
+        url = f"{base}/{number}"
+        client = redis.Redis.from_url(url, socket_connect_timeout=3)
+        # SET NX claims the database; a stream left behind by a crashed run is removed below
+        if client.set(f"flagstaff-test:claim:{number}", "1", nx=True, ex=600):
+            client.delete(STREAM_KEY)
+            try:
+                yield url
+            finally:
+                client.delete(STREAM_KEY, f"flagstaff-test:claim:{number}")
+                client.close()
+            return
+        client.close()
+    raise AssertionError("no free Redis database for this test")
+
+
+def dead_redis_url() -> str:
+    """A Redis URL nothing listens on."""
+    return f"redis://127.0.0.1:{free_port()}/0"
