@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
@@ -261,3 +262,35 @@ class FixedFeed:
 
     async def aclose(self) -> None:
         return None
+
+
+async def fdv2_poll(
+    client: httpx.AsyncClient, basis: str | None = None, *, sdk_key: str = SDK_KEY
+) -> list[dict[str, Any]]:
+    """The events of one FDv2 poll (`GET /sdk/poll`, from `basis` when given); fails on anything
+    but 200."""
+    params = {} if basis is None else {"basis": basis}
+    response = await client.get("/sdk/poll", params=params, headers={"Authorization": sdk_key})
+    assert response.status_code == 200, response.text
+    events: list[dict[str, Any]] = response.json()["events"]
+    return events
+
+
+async def open_raw_stream(
+    port: int, sdk_key: str = SDK_KEY, *, close: bool = False
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes, dict[str, str]]:
+    """`GET /all` on a loopback connection of its own, written and read by hand (no HTTP client
+    between the test and the wire): the reader and writer, the status line, and the response
+    headers by lower-case name. `close` asks for `Connection: close`."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    connection = "Connection: close\r\n" if close else ""
+    writer.write(
+        f"GET /all HTTP/1.1\r\nHost: x\r\nAuthorization: {sdk_key}\r\n{connection}\r\n".encode()
+    )
+    await writer.drain()
+    status = await reader.readline()
+    headers: dict[str, str] = {}
+    while (line := await reader.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode().partition(":")
+        headers[name.lower()] = value.strip()
+    return reader, writer, status, headers

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +18,7 @@ from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed, encode_entry
 from flagstaff_server.services.epochs import SEQ_GAP, start_epoch
 from flagstaff_server.services.ports import Change, ChangeFeed, JsonObject, Store
+from support.deadlines import take
 from support.services import REDIS_URL
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -71,15 +72,6 @@ def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]:
         yield Rig(store, feed)
         asyncio.run(feed.aclose())
     next(stores, None)
-
-
-async def take(changes: AsyncIterator[Change], count: int) -> list[Change]:
-    """The next `count` changes, or fail after DEADLINE seconds."""
-    got: list[Change] = []
-    async with asyncio.timeout(DEADLINE):
-        while len(got) < count:
-            got.append(await anext(changes))
-    return got
 
 
 async def test_backlog_then_live_changes_arrive_in_order(rig: Rig) -> None:

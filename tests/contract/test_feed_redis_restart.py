@@ -4,7 +4,7 @@ shared one): every change still arrives once, in order, while Redis is down and 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import aclosing
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
-from flagstaff_server.services.ports import Change
+from support.deadlines import take
 from support.private_redis import PrivateRedis
 from support.private_redis import private_redis as private_redis_server
 
@@ -39,14 +39,6 @@ def commit(store: InMemoryStore, feed: RedisChangeFeed, key: str) -> None:
     feed.publish(seq)
 
 
-async def take(changes: AsyncIterator[Change], count: int) -> list[Change]:
-    got: list[Change] = []
-    async with asyncio.timeout(DEADLINE):
-        while len(got) < count:
-            got.append(await anext(changes))
-    return got
-
-
 @pytest.mark.service
 async def test_every_change_arrives_once_in_order_across_a_redis_restart(
     private_redis: PrivateRedis,
@@ -56,17 +48,17 @@ async def test_every_change_arrives_once_in_order_across_a_redis_restart(
     async with aclosing(feed.subscribe(0)) as changes:
         for key in ("a", "b", "c"):
             commit(store, feed, key)
-        before = await take(changes, 3)
+        before = await take(changes, 3, within=DEADLINE)
 
         await asyncio.to_thread(private_redis.stop)
         for key in ("d", "e"):
             commit(store, feed, key)  # publish fails quietly; the outbox has them
-        during = await take(changes, 2)
+        during = await take(changes, 2, within=DEADLINE)
 
         await asyncio.to_thread(private_redis.start)  # empty: the stream is gone
         for key in ("f", "g"):
             commit(store, feed, key)
-        after = await take(changes, 2)
+        after = await take(changes, 2, within=DEADLINE)
     received = before + during + after
     assert [(c.seq, c.key) for c in received] == list(enumerate("abcdefg", start=1))
     assert feed.publish_failures >= 2

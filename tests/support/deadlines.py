@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -76,3 +76,18 @@ async def eventually(
         if deadline.passed():
             raise deadline.missed(what or predicate, state)
         await asyncio.sleep(interval)
+
+
+async def take(items: AsyncIterator[T], count: int, *, within: float = 10.0) -> list[T]:
+    """The next `count` items of `items` (a change feed's subscription, say); fail naming how
+    many arrived when they do not all arrive within `within` seconds."""
+    got: list[T] = []
+    try:
+        async with asyncio.timeout(within):
+            while len(got) < count:
+                got.append(await anext(items))
+    except TimeoutError:
+        raise AssertionError(
+            f"timed out after {within}s with {len(got)} of {count} items"
+        ) from None
+    return got

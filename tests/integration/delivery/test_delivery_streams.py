@@ -21,6 +21,7 @@ from delivery_support import (
     environment,
     flag,
     memory_backend,
+    open_raw_stream,
     read_events,
     segment,
     serve,
@@ -194,17 +195,7 @@ async def _sse_client(port: int, stop: asyncio.Event, seen: dict[int, int], inde
     """A raw SSE client that reconnects (honouring Retry-After) and records the version of flag
     "a" it holds."""
     while not stop.is_set():
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(
-            f"GET /all HTTP/1.1\r\nHost: x\r\nAuthorization: {SDK_KEY}\r\n"
-            "Connection: close\r\n\r\n".encode()
-        )
-        await writer.drain()
-        status = await reader.readline()
-        headers = {}
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode().partition(":")
-            headers[name.lower()] = value.strip()
+        reader, writer, status, headers = await open_raw_stream(port, close=True)
         if b" 503 " in status:
             writer.close()
             await asyncio.sleep(float(headers["retry-after"]) * random.random())

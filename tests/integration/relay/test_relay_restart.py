@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from delivery_support import flag
+from delivery_support import fdv2_poll, flag
 from flagstaff_server.relay.config import parse_config
 from flagstaff_server.relay.edge import Relay
 from support.deadlines import eventually
@@ -46,14 +46,6 @@ def _client(relay: Relay) -> httpx.AsyncClient:
     return asgi_client(relay.asgi, base_url="http://r")
 
 
-async def _poll(client: httpx.AsyncClient, basis: str | None = None) -> list[dict[str, Any]]:
-    params = {} if basis is None else {"basis": basis}
-    response = await client.get("/sdk/poll", params=params, headers=AUTH)
-    assert response.status_code == 200, response.text
-    events: list[dict[str, Any]] = response.json()["events"]
-    return events
-
-
 async def _served(client: httpx.AsyncClient) -> dict[str, Any]:
     response = await client.get("/sdk/latest-all", headers=AUTH)
     flags: dict[str, Any] = response.json()["flags"] if response.status_code == 200 else {}
@@ -76,13 +68,13 @@ async def test_a_restarted_relay_gives_a_basis_in_its_kept_log_only_the_changes_
     relay = _relay(tmp_path)
     async with relay.running(), _client(relay) as client:
         await _wait_for_version(client, "b", 1)
-        basis = (await _poll(client))[-1]["data"]["state"]
+        basis = (await fdv2_poll(client, sdk_key=SDK_KEY))[-1]["data"]["state"]
         _write_flags(tmp_path, flag("a", 2, on=False), flag("b", 1))
         await _wait_for_version(client, "a", 2)
 
     restarted = _relay(tmp_path)
     async with restarted.running(), _client(restarted) as client:
-        events = await _poll(client, basis)
+        events = await fdv2_poll(client, basis, sdk_key=SDK_KEY)
     assert events[0]["data"]["payloads"][0]["intentCode"] == "xfer-changes"
     assert [(e["event"], e["data"]["key"], e["data"]["version"]) for e in events[1:-1]] == [
         ("put-object", "a", 2)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from delivery_support import open_raw_stream
 from scaleout_cluster import ServerProcess, admin_client, create_project, switch_off, switch_on
 from support.deadlines import eventually
 from support.management import create_flag, ok
@@ -69,14 +70,7 @@ class Swarm:
                     client.writer = None
 
     async def stream(self, client: Client) -> None:
-        reader, client.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        request = f"GET /all HTTP/1.1\r\nHost: x\r\nAuthorization: {self.sdk_key}\r\n\r\n"
-        client.writer.write(request.encode())
-        status = await reader.readline()
-        headers = {}
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode().partition(":")
-            headers[name.lower()] = value.strip()
+        reader, client.writer, status, headers = await open_raw_stream(self.port, self.sdk_key)
         if b" 503 " in status:
             assert int(headers["retry-after"]) >= 1
             self.shed += 1

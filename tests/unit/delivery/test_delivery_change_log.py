@@ -19,6 +19,7 @@ from delivery_support import (
     UnreachableFeed,
     change,
     environment,
+    fdv2_poll,
     flag,
     segment,
 )
@@ -65,14 +66,6 @@ def _client(node: DeliveryNode) -> httpx.AsyncClient:
     return asgi_client(node.app, base_url="http://n")
 
 
-async def _poll(client: httpx.AsyncClient, basis: str | None = None) -> list[dict[str, Any]]:
-    params = {} if basis is None else {"basis": basis}
-    response = await client.get("/sdk/poll", params=params, headers=AUTH)
-    assert response.status_code == 200, response.text
-    events: list[dict[str, Any]] = response.json()["events"]
-    return events
-
-
 def _intent(events: list[dict[str, Any]]) -> str:
     code: str = events[0]["data"]["payloads"][0]["intentCode"]
     return code
@@ -93,10 +86,10 @@ async def _run_with_states(data_dir: Path, *, log_limit: int = 500) -> list[str]
     states = []
     async with node.lifespan(), _client(node) as client:
         await eventually(lambda: node.current)
-        states.append((await _poll(client))[-1]["data"]["state"])
+        states.append((await fdv2_poll(client))[-1]["data"]["state"])
         for later in LATER:
             node.apply(later)
-            states.append((await _poll(client))[-1]["data"]["state"])
+            states.append((await fdv2_poll(client))[-1]["data"]["state"])
     return states
 
 
@@ -107,7 +100,7 @@ async def test_a_restarted_node_gives_a_basis_in_the_kept_log_exactly_the_change
     # the feed is down after the restart: whatever delta is served comes from the disk copy
     restarted = _node(tmp_path, UnreachableFeed())
     async with restarted.lifespan(), _client(restarted) as client:
-        behind_three = await _poll(client, states[0])
+        behind_three = await fdv2_poll(client, states[0])
         assert _intent(behind_three) == "xfer-changes"
         assert _objects(behind_three) == [
             ("put-object", "a", 2),
@@ -115,10 +108,10 @@ async def test_a_restarted_node_gives_a_basis_in_the_kept_log_exactly_the_change
             ("delete-object", "s", 2),
         ]
         assert behind_three[-1]["data"]["state"] == states[-1]
-        behind_one = await _poll(client, states[2])
+        behind_one = await fdv2_poll(client, states[2])
         assert _intent(behind_one) == "xfer-changes"
         assert _objects(behind_one) == [("delete-object", "s", 2)]
-        current = await _poll(client, states[-1])
+        current = await fdv2_poll(client, states[-1])
         assert [_intent(current)] == ["none"]
         assert len(current) == 1
 
@@ -129,7 +122,7 @@ async def test_changes_after_the_restart_extend_the_kept_log(tmp_path: Path) -> 
     restarted = _node(tmp_path, FixedFeed([*BACKLOG, *LATER, more]))
     async with restarted.lifespan(), _client(restarted) as client:
         await eventually(lambda: restarted.position == 7)
-        events = await _poll(client, states[1])
+        events = await fdv2_poll(client, states[1])
         assert _intent(events) == "xfer-changes"
         assert _objects(events) == [
             ("put-object", "b", 1),
@@ -146,16 +139,16 @@ async def test_the_kept_log_is_bounded_and_a_basis_older_than_it_gets_a_full_tra
     assert [entry.seq for entry in kept.entries] == [5, 6]
     restarted = _node(tmp_path, UnreachableFeed(), log_limit=2)
     async with restarted.lifespan(), _client(restarted) as client:
-        assert _intent(await _poll(client, states[0])) == "xfer-full"
-        assert _objects(await _poll(client, states[1])) == [
+        assert _intent(await fdv2_poll(client, states[0])) == "xfer-full"
+        assert _objects(await fdv2_poll(client, states[1])) == [
             ("put-object", "b", 1),
             ("delete-object", "s", 2),
         ]
     # a node configured for a shorter log than the file holds keeps only the newest entries
     shorter = _node(tmp_path, UnreachableFeed(), log_limit=1)
     async with shorter.lifespan(), _client(shorter) as client:
-        assert _intent(await _poll(client, states[1])) == "xfer-full"
-        assert _objects(await _poll(client, states[2])) == [("delete-object", "s", 2)]
+        assert _intent(await fdv2_poll(client, states[1])) == "xfer-full"
+        assert _objects(await fdv2_poll(client, states[2])) == [("delete-object", "s", 2)]
 
 
 def _truncate(raw: bytes) -> bytes:
@@ -192,10 +185,10 @@ async def test_a_torn_or_corrupt_log_is_ignored_and_clients_behind_get_full_tran
     restarted = _node(tmp_path, UnreachableFeed())
     async with restarted.lifespan(), _client(restarted) as client:
         for state in states[:-1]:
-            events = await _poll(client, state)
+            events = await fdv2_poll(client, state)
             assert _intent(events) == "xfer-full"
             assert {key for _e, key, _v in _objects(events)} == {"a", "b"}
-        assert _intent(await _poll(client, states[-1])) == "none"
+        assert _intent(await fdv2_poll(client, states[-1])) == "none"
 
 
 async def test_a_log_that_stops_short_of_its_snapshot_is_ignored(tmp_path: Path) -> None:
@@ -204,7 +197,7 @@ async def test_a_log_that_stops_short_of_its_snapshot_is_ignored(tmp_path: Path)
     node = _node(tmp_path, FixedFeed(BACKLOG))
     async with node.lifespan(), _client(node) as client:
         await eventually(lambda: node.current)
-        basis = (await _poll(client))[-1]["data"]["state"]
+        basis = (await fdv2_poll(client))[-1]["data"]["state"]
         node.apply(LATER[0])
         await eventually(lambda: (tmp_path / LOG_FILE).exists() and node.counts["persist"] > 0)
         older_log = (tmp_path / LOG_FILE).read_bytes()
@@ -213,7 +206,7 @@ async def test_a_log_that_stops_short_of_its_snapshot_is_ignored(tmp_path: Path)
     (tmp_path / LOG_FILE).write_bytes(older_log)
     restarted = _node(tmp_path, UnreachableFeed())
     async with restarted.lifespan(), _client(restarted) as client:
-        assert _intent(await _poll(client, basis)) == "xfer-full"
+        assert _intent(await fdv2_poll(client, basis)) == "xfer-full"
 
 
 async def test_a_log_from_another_environment_is_ignored(tmp_path: Path) -> None:
@@ -222,7 +215,7 @@ async def test_a_log_from_another_environment_is_ignored(tmp_path: Path) -> None
     (tmp_path / LOG_FILE).write_bytes(encode_log(other))
     restarted = _node(tmp_path, UnreachableFeed())
     async with restarted.lifespan(), _client(restarted) as client:
-        assert _intent(await _poll(client, states[0])) == "xfer-full"
+        assert _intent(await fdv2_poll(client, states[0])) == "xfer-full"
 
 
 async def test_a_log_written_ahead_of_a_snapshot_lost_in_a_crash_keeps_what_leads_to_it(
@@ -233,7 +226,7 @@ async def test_a_log_written_ahead_of_a_snapshot_lost_in_a_crash_keeps_what_lead
     node = _node(tmp_path, FixedFeed(BACKLOG))
     async with node.lifespan(), _client(node) as client:
         await eventually(lambda: node.current)
-        basis = (await _poll(client))[-1]["data"]["state"]
+        basis = (await fdv2_poll(client))[-1]["data"]["state"]
         node.apply(LATER[0])
         await eventually(lambda: (tmp_path / LOG_FILE).exists() and node.counts["persist"] > 0)
         older_snapshot = (tmp_path / ENV_FILE).read_bytes()
@@ -245,13 +238,13 @@ async def test_a_log_written_ahead_of_a_snapshot_lost_in_a_crash_keeps_what_lead
 
     cut_off = _node(tmp_path, UnreachableFeed())
     async with cut_off.lifespan(), _client(cut_off) as client:
-        events = await _poll(client, basis)
+        events = await fdv2_poll(client, basis)
         assert _objects(events) == [("put-object", "a", 2)]
 
     replayed = _node(tmp_path, FixedFeed([*BACKLOG, *LATER]))
     async with replayed.lifespan(), _client(replayed) as client:
         await eventually(lambda: replayed.position == 6)
-        assert _objects(await _poll(client, basis)) == [
+        assert _objects(await fdv2_poll(client, basis)) == [
             ("put-object", "a", 2),
             ("put-object", "b", 1),
             ("delete-object", "s", 2),
@@ -265,8 +258,8 @@ async def test_without_a_log_file_the_node_starts_as_before_with_an_empty_log(
     shutil.rmtree(tmp_path / "logs")
     restarted = _node(tmp_path, UnreachableFeed())
     async with restarted.lifespan(), _client(restarted) as client:
-        assert _intent(await _poll(client, states[0])) == "xfer-full"
-        assert _intent(await _poll(client, states[-1])) == "none"
+        assert _intent(await fdv2_poll(client, states[0])) == "xfer-full"
+        assert _intent(await fdv2_poll(client, states[-1])) == "none"
 
 
 # the disk round trip as a property ----------------------------------------------------------

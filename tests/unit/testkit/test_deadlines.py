@@ -3,10 +3,12 @@ was awaited and the state that did not get there."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from collections.abc import AsyncIterator
 
 import pytest
-from support.deadlines import Deadline, eventually, wait_until
+from support.deadlines import Deadline, eventually, take, wait_until
 
 
 def test_wait_until_returns_the_first_true_result() -> None:
@@ -37,3 +39,15 @@ def test_a_deadline_has_nothing_left_once_passed() -> None:
     deadline = Deadline(0.0)
     wait_until(deadline.passed, timeout=1)
     assert deadline.left() == 0.0
+
+
+async def test_take_returns_the_next_items_and_fails_counting_what_arrived() -> None:
+    async def three() -> AsyncIterator[int]:
+        for item in (1, 2, 3):
+            yield item
+        await asyncio.Event().wait()  # then silent, as a subscription between changes
+
+    items = three()
+    assert await take(items, 2) == [1, 2]
+    with pytest.raises(AssertionError, match=r"after 0.05s with 1 of 2 items"):
+        await take(items, 2, within=0.05)
