@@ -63,6 +63,32 @@ def test_a_config_file_with_environment_overrides() -> None:
     assert config.data_dir == BASE / "relay-data"
 
 
+def test_the_status_page_settings_from_the_file_and_the_environment() -> None:
+    text = (
+        "[relay]\nupstream=['http://a']\n[status]\nregion='eu'\n"
+        "peers=['http://api-a:8030/status']\n[environments.p]\nsdk_key='k'\n"
+    )
+    config = _parse(text)
+    assert (config.region, config.status_peers, config.status_poll_seconds) == (
+        "eu",
+        ("http://api-a:8030/status",),
+        2.0,
+    )
+    overridden = _parse(
+        text,
+        {
+            "FLAGSTAFF_REGION": "us",
+            "FLAGSTAFF_STATUS_PEERS": "http://x:1/status, http://y:2/status",
+            "FLAGSTAFF_STATUS_POLL_SECONDS": "0.5",
+        },
+    )
+    assert (overridden.region, overridden.status_peers, overridden.status_poll_seconds) == (
+        "us",
+        ("http://x:1/status", "http://y:2/status"),
+        0.5,
+    )
+
+
 def test_client_side_admission_limits_from_the_file_and_the_environment() -> None:
     text = (
         "[relay]\nupstream=['http://a']\nmax_client_streams=40\n"
@@ -124,6 +150,20 @@ def test_client_side_admission_limits_from_the_file_and_the_environment() -> Non
             "[relay]\nupstream=['http://a']\n[relay.upstream_timing]\npoll_interval=-1\n"
             "[environments.p]\nsdk_key='k'\n",
             "poll_interval",
+        ),
+        (
+            "[relay]\nupstream=['http://a']\n[status]\npeers=['a:8030/status']\n"
+            "[environments.p]\nsdk_key='k'\n",
+            "status.peers",
+        ),
+        (
+            "[relay]\nupstream=['http://a']\n[status]\nregion='EU'\n[environments.p]\nsdk_key='k'\n",
+            "status.region",
+        ),
+        (
+            "[relay]\nupstream=['http://a']\n[status]\npoll_seconds=0\n"
+            "[environments.p]\nsdk_key='k'\n",
+            "status.poll_seconds",
         ),
     ],
 )

@@ -63,6 +63,9 @@ def test_admin_token_is_not_shown_in_repr() -> None:
         ({"redis_url": "http://cache"}, {}, "Redis"),
         ({"admin_token": "  "}, {}, "FLAGSTAFF_ADMIN_TOKEN"),
         ({}, {"FLAGSTAFF_KEY_GRACE_SECONDS": "a day"}, "FLAGSTAFF_KEY_GRACE_SECONDS"),
+        ({}, {"FLAGSTAFF_STATUS_PEERS": "api-a:8030/status"}, "FLAGSTAFF_STATUS_PEERS"),
+        ({}, {"FLAGSTAFF_STATUS_PEERS": "http://[::1/status"}, "FLAGSTAFF_STATUS_PEERS"),
+        ({}, {"FLAGSTAFF_STATUS_POLL_SECONDS": "0"}, "FLAGSTAFF_STATUS_POLL_SECONDS"),
     ],
 )
 def test_bad_values_are_refused_naming_the_setting(
@@ -98,3 +101,14 @@ def test_a_node_nobody_publishes_to_polls_the_outbox_sub_second() -> None:
 def test_a_bad_feed_poll_interval_is_refused_naming_the_variable(value: str) -> None:
     with pytest.raises(SettingsError, match="FLAGSTAFF_FEED_POLL_SECONDS"):
         Settings.from_env({"FLAGSTAFF_FEED_POLL_SECONDS": value})
+
+
+def test_status_peers_are_a_comma_separated_list_of_urls() -> None:
+    settings = Settings.from_env(
+        {
+            "FLAGSTAFF_STATUS_PEERS": "http://api-a:8030/status, https://delivery-b/status,",
+            "FLAGSTAFF_STATUS_POLL_SECONDS": "0.5",
+        }
+    )
+    assert settings.status_peers == ("http://api-a:8030/status", "https://delivery-b/status")
+    assert settings.status_poll_seconds == 0.5

@@ -29,17 +29,23 @@ from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery import handles as delivery_handles
 from flagstaff_server.delivery.client_route import handles as client_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
+from flagstaff_server.delivery.freshness import Freshness
 from flagstaff_server.errors import FlagstaffError, StoreUnavailable
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem
 from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.fleet_summary import FleetWatch
+from flagstaff_server.notice import Notice
 from flagstaff_server.regions.region_status import RegionStatus
 from flagstaff_server.services.break_glass import record_document
+from flagstaff_server.services.notices import notice_of
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
 from flagstaff_server.settings import Settings
+from flagstaff_server.status_page import StatusPageApp, StatusSite
+from flagstaff_server.status_page import handles as status_page_handles
 from flagstaff_server.ui.asgi import UiApp, is_ui_path
 from flagstaff_server.worker import Job, Worker
 from flagstaff_server.worker import metrics as worker_metrics
@@ -89,6 +95,9 @@ class Flagstaff:
         self.ingest: IngestNode | None = None
         self.region_status: RegionStatus | None = None
         self.worker: Worker | None = None
+        self.status_site: StatusSite | None = None
+        self.freshness: Freshness | None = None
+        self.fleet_watch: FleetWatch | None = None
         self.analytics = analytics
         """Built at start from the settings unless handed in (tests hand in one with a tally
         of their own)."""
@@ -109,6 +118,10 @@ class Flagstaff:
             self.asgi.mount(delivery_handles, self.delivery_app)
             self.asgi.mount(client_handles, self.client_app)
             self.asgi.mount(break_glass_handles, BreakGlassApp(lambda: self.kill_switch))
+            self.asgi.mount(
+                status_page_handles,
+                StatusPageApp(lambda: self.status_site if self.ready else None),
+            )
         if self.settings.serves_ingest:
             self.asgi.mount(ingest_handles, self.ingest_app)
             if not self.settings.serves_delivery:
@@ -148,6 +161,12 @@ class Flagstaff:
         assert self.store is not None
         with self.store.unit_of_work(read_only=True) as uow:
             return uow.environments.list()
+
+    def stored_notices(self) -> list[Notice]:
+        """The notices in the database (the status page reads them once at start)."""
+        assert self.store is not None
+        with self.store.unit_of_work(read_only=True) as uow:
+            return [notice_of(record) for record in uow.notices.list()]
 
     def record_break_glass(self, item: AuditItem) -> None:
         """The kill switch's audit sink: blocking, raises while the database is unreachable."""
@@ -218,9 +237,25 @@ class Flagstaff:
                     accepted_by=f"{self.settings.role} node {self.settings.host}:"
                     f"{self.settings.port}",
                 )
+                # likewise: it restores its notices while the node loads
+                self.status_site = StatusSite(
+                    own_status=self.status,
+                    role=self.settings.role,
+                    version=self.version,
+                    node=self.delivery,
+                    peers=self.settings.status_peers,
+                    stored_notices=self.stored_notices,
+                    directory=self.settings.data_dir / "status",
+                    poll_seconds=self.settings.status_poll_seconds,
+                )
             await self.delivery.start()
             if self.kill_switch is not None:
                 await self.kill_switch.start()
+            if self.settings.serves_delivery:
+                self.freshness = Freshness(
+                    self.delivery, interval_seconds=min(2.0, self.settings.status_poll_seconds)
+                )
+                await self.freshness.start()
         if self.settings.serves_worker:
             self.worker = Worker(
                 self.store,
@@ -250,6 +285,11 @@ class Flagstaff:
                 analytics=self.analytics,
             )
             await self.ingest.start()
+            assert self.analytics is not None
+            self.fleet_watch = FleetWatch(analytics=self.analytics)
+            await self.fleet_watch.start()
+        if self.status_site is not None:
+            await self.status_site.start()
         self.ready = True
         for line in demo.banner(self.settings, self.welcome):
             self.announce(line)
@@ -258,6 +298,9 @@ class Flagstaff:
         self.ready = False
         if self.worker is not None:
             await self.worker.stop()
+        for part in (self.status_site, self.fleet_watch, self.freshness):
+            if part is not None:
+                await part.stop()
         if self.ingest is not None:
             await self.ingest.stop()
         elif self.analytics is not None:
@@ -345,6 +388,8 @@ class Flagstaff:
             parts["ingest"] = (
                 self.ingest.status() if self.ingest is not None else {"status": "starting"}
             )
+            if self.fleet_watch is not None:
+                parts["ingest"]["fleet"] = self.fleet_watch.block()
         if self.settings.serves_worker:
             parts["worker"] = (
                 self.worker.status() if self.worker is not None else {"status": "starting"}
@@ -402,6 +447,7 @@ class Flagstaff:
             "feedConnected": node.feed_connected,
             "current": node.current,
             "position": node.position,
+            "dataAgeSeconds": None if self.freshness is None else self.freshness.age_seconds(),
             "environments": len(node.store.environments),
             **self.client_delivery_status(),
         }

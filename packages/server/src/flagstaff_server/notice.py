@@ -32,7 +32,8 @@ REGIONS_MAX = 16
 MAX_MILLIS = 253_402_300_799_999
 """9999-12-31T23:59:59.999Z: later timestamps are refused rather than overflowing a datetime."""
 REGION_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
-"""A region name, as `FLAGSTAFF_REGION` takes it."""
+"""A region name, as `FLAGSTAFF_REGION` takes it (`settings.REGION_NAME`; this module stays
+below the settings, which import delivery)."""
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """A notice id: 24 hex digits from the API, a UUID from `killswitch sign-notice`."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
+from urllib.parse import urlsplit
 
 from flagstaff_server.delivery import DeliveryConfig, Limits
 
@@ -57,6 +58,8 @@ REGION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 NO_PUBLISHER_FEED_POLL_SECONDS = 0.25
 WORKER_POLL_ENV = "FLAGSTAFF_WORKER_POLL_SECONDS"
 WORKER_LEASE_ENV = "FLAGSTAFF_WORKER_LEASE_SECONDS"
+STATUS_PEERS_ENV = "FLAGSTAFF_STATUS_PEERS"
+STATUS_POLL_ENV = "FLAGSTAFF_STATUS_POLL_SECONDS"
 
 # The delivery knobs default to the values docs/delivery.md argues for.
 _LIMITS = Limits()
@@ -114,6 +117,10 @@ class Settings:
     # lease lasts (after a crash, a peer takes over this much later at most).
     worker_poll_seconds: float = 1.0
     worker_lease_seconds: float = 30.0
+    # URLs of other nodes' /status whose components this node's status page shows
+    # (docs/operations/regions.md, "Status page"), and how often they are read.
+    status_peers: tuple[str, ...] = ()
+    status_poll_seconds: float = 2.0
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -155,6 +162,12 @@ class Settings:
         if self.api_max_body_bytes < 1:
             raise SettingsError(
                 f"the API body limit must be at least 1 byte, got {self.api_max_body_bytes}"
+            )
+        check_status_peers(self.status_peers, STATUS_PEERS_ENV)
+        if not 0 < self.status_poll_seconds <= 300:
+            raise SettingsError(
+                f"{STATUS_POLL_ENV} must be above 0 and at most 300 seconds, "
+                f"got {self.status_poll_seconds}"
             )
         for peer in self.break_glass_peers:
             if not peer.startswith(("http://", "https://")):
@@ -267,6 +280,8 @@ class Settings:
             values["break_glass_peers"] = split_list(environ[BREAK_GLASS_PEERS_ENV])
         if environ.get(REGION_ENV):
             values["region"] = environ[REGION_ENV]
+        if environ.get(STATUS_PEERS_ENV):
+            values["status_peers"] = split_list(environ[STATUS_PEERS_ENV])
         if environ.get(KEY_GRACE_ENV):
             values["key_grace_seconds"] = parse_int(environ[KEY_GRACE_ENV], KEY_GRACE_ENV)
         if environ.get(MAX_STREAMS_ENV):
@@ -283,11 +298,25 @@ class Settings:
             ("feed_poll_seconds", FEED_POLL_ENV),
             ("worker_poll_seconds", WORKER_POLL_ENV),
             ("worker_lease_seconds", WORKER_LEASE_ENV),
+            ("status_poll_seconds", STATUS_POLL_ENV),
         ):
             if environ.get(env):
                 values[name] = parse_float(environ[env], env)
         values.update({name: value for name, value in given.items() if value is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def check_status_peers(peers: tuple[str, ...], name: str) -> None:
+    """Each peer is the http(s) URL of a node's `/status`, with a host."""
+    for peer in peers:
+        try:
+            parts = urlsplit(peer)
+        except ValueError:
+            parts = urlsplit("")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise SettingsError(
+                f"{name} takes URLs of other nodes' /status (http://host:port/status), got {peer!r}"
+            )
 
 
 def split_list(text: str) -> tuple[str, ...]:

@@ -78,6 +78,9 @@ class DeliveryNode:
         """Called on the loop when snapshots are collected for writing: each returns a blocking
         write (or None), run before the snapshot files are written, so their state on disk is
         never older than the snapshots it explains (the break-glass overlay's)."""
+        self.side_readers: list[Callable[[Change], None]] = []
+        """Parts built on the node that read the feed's changes belonging to no environment
+        (operator notices, for the status page); called on the loop as each one is applied."""
         self.client_side: ClientDelivery | None = None
         """Client-side delivery built on this node, if any (it registers itself), whose streams
         the connection protocol serves on the connection (`delivery.connection`)."""
@@ -279,7 +282,10 @@ class DeliveryNode:
         self.position = change.seq
         self.head = max(self.head, change.seq)
         self.last_propagation_seconds = max(0.0, self.wall() - change.at.timestamp())
-        if outcome != "stale":
+        if outcome == "notice":
+            for read in self.side_readers:
+                read(change)
+        elif outcome != "stale":
             self._dirty.add((change.project, change.environment))
         self._dirty_event.set()
         self._check_current()

@@ -22,7 +22,12 @@ from flagstaff_server.delivery import Limits
 from flagstaff_server.settings import (
     BREAK_GLASS_KEYS_ENV,
     BREAK_GLASS_PEERS_ENV,
+    REGION_ENV,
+    REGION_NAME,
+    STATUS_PEERS_ENV,
+    STATUS_POLL_ENV,
     SettingsError,
+    check_status_peers,
 )
 
 Protocol = Literal["auto", "fdv2", "fdv1"]
@@ -94,6 +99,11 @@ class RelayConfig:
     """Public-key files trusted for break-glass documents (docs/break-glass.md)."""
     break_glass_peers: tuple[str, ...] = ()
     """Base URLs an accepted break-glass document is forwarded to."""
+    region: str = "local"
+    """The region the relay's status page puts it in ([status] region, FLAGSTAFF_REGION)."""
+    status_peers: tuple[str, ...] = ()
+    """Other nodes' `/status` URLs whose components the status page shows."""
+    status_poll_seconds: float = 2.0
 
     def __post_init__(self) -> None:
         if not self.environments:
@@ -124,6 +134,17 @@ class RelayConfig:
                 raise SettingsError(f"upstream URLs must start with http:// or https://: {url!r}")
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"port must be between 0 and 65535, got {self.port}")
+        check_status_peers(self.status_peers, "status.peers")
+        if not REGION_NAME.fullmatch(self.region):
+            raise SettingsError(
+                "status.region must be 1-63 lowercase letters, digits, '.', '-' or '_', "
+                f"got {self.region!r}"
+            )
+        if not 0 < self.status_poll_seconds <= 300:
+            raise SettingsError(
+                f"status.poll_seconds must be above 0 and at most 300, got "
+                f"{self.status_poll_seconds}"
+            )
         if self.protocol not in ("auto", "fdv2", "fdv1"):
             raise SettingsError(f"protocol must be auto, fdv2 or fdv1, got {self.protocol!r}")
         if not 0 < self.heartbeat_seconds <= 60:
@@ -233,6 +254,12 @@ def parse_config(
         break_glass["keys"] = environ[BREAK_GLASS_KEYS_ENV]
     if environ.get(BREAK_GLASS_PEERS_ENV):
         break_glass["peers"] = environ[BREAK_GLASS_PEERS_ENV]
+    status = dict(_table(document, "status"))
+    for key, env in (("peers", STATUS_PEERS_ENV), ("poll_seconds", STATUS_POLL_ENV)):
+        if environ.get(env):
+            status[key] = environ[env]
+    if environ.get(REGION_ENV):
+        status["region"] = environ[REGION_ENV]
     protocol = _str(main, "protocol", "auto", "relay")
     if protocol not in ("auto", "fdv2", "fdv1"):
         raise SettingsError(f"relay.protocol must be auto, fdv2 or fdv1, got {protocol!r}")
@@ -255,6 +282,9 @@ def parse_config(
             _path(text, base) for text in _list(break_glass, "keys", "break_glass")
         ),
         break_glass_peers=_urls(break_glass, "peers", "break_glass"),
+        region=_str(status, "region", "local", "status"),
+        status_peers=_list(status, "peers", "status"),
+        status_poll_seconds=_float(status, "poll_seconds", 2.0, "status"),
     )
 
 

@@ -43,6 +43,8 @@ from flagstaff_server.relay.reconcile import ItemChange, changes_from_data, chan
 from flagstaff_server.relay.spool import EventSpool
 from flagstaff_server.relay.upstream import Upstream
 from flagstaff_server.services.ports import ChangeKind
+from flagstaff_server.status_page import StatusPageApp, StatusSite
+from flagstaff_server.status_page import handles as status_page_handles
 from flagstaff_server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -97,6 +99,18 @@ class Relay:
             peers=config.break_glass_peers,
             accepted_by=f"relay {config.host}:{config.port}",
         )
+        # before the node starts, as the kill switch: it restores its notices while loading
+        self.status_site = StatusSite(
+            own_status=self.status,
+            role="relay",
+            version=self.version,
+            node=self.node,
+            peers=config.status_peers,
+            # the operators' notices come from upstream (a Flagstaff delivery node's feed)
+            notice_feeds=tuple(f"{url}/status/feed.json" for url in config.upstream),
+            directory=config.data_dir / "status",
+            poll_seconds=config.status_poll_seconds,
+        )
         self.environments = {env.name: RelayEnvironment(config=env) for env in config.environments}
         self.by_id = {state.env_id: state for state in self.environments.values()}
         self.spool = EventSpool(config.data_dir / "events") if config.events.forward else None
@@ -124,6 +138,9 @@ class Relay:
         self.asgi.mount(delivery_handles, self.node.app)
         self.asgi.mount(client_handles, self.client_delivery)
         self.asgi.mount(break_glass_handles, BreakGlassApp(lambda: self.kill_switch))
+        self.asgi.mount(
+            status_page_handles, StatusPageApp(lambda: self.status_site if self.ready else None)
+        )
         self.asgi.mount(event_handles, self.events)
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -172,6 +189,7 @@ class Relay:
             if pending:
                 log.info("relay event spool holds %d payloads from before the restart", pending)
             self._spawn(self.forwarder.run(), "relay-events")
+        await self.status_site.start()
         self.ready = True
         log.info(
             "relay serving %d environments (%d from disk at once)",
@@ -181,6 +199,7 @@ class Relay:
 
     async def stop(self) -> None:
         self.ready = False
+        await self.status_site.stop()
         for state in self.environments.values():
             if state.upstream is not None:
                 await asyncio.to_thread(state.upstream.stop)
@@ -388,6 +407,7 @@ class Relay:
             "ready": self.ready,
             "role": "relay",
             "version": self.version,
+            "region": {"name": self.config.region},
             "environments": environments,
         }
         if self.spool is not None and self.forwarder is not None:
