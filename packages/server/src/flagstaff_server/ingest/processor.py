@@ -156,8 +156,10 @@ class Processor(Consumer):
     async def _consume(self) -> None:
         position = await asyncio.to_thread(self.analytics.position, self.node_id)
         self.store_ok = True
-        self.position = position
+        # A position is reported only once the bytes up to it are released: whoever sees
+        # processedSeq reach durableSeq in /status finds the disk budget free.
         await asyncio.to_thread(self.journal.release, position)
+        self.position = position
         reader = JournalReader(self.journal, position)
         while True:
             records = await asyncio.to_thread(reader.read, max_records=self.batch_records)
@@ -166,5 +168,5 @@ class Processor(Consumer):
                 await asyncio.sleep(self.idle_seconds)
                 continue
             await self._process(self.node_id, records)
+            await asyncio.to_thread(self.journal.release, records[-1].seq)
             self.position = records[-1].seq
-            await asyncio.to_thread(self.journal.release, self.position)
