@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flagstaff_server.regions.postgres_cluster import PostgresInstance
+from flagstaff_server.regions.postgres_cluster import (
+    ClusterError,
+    PostgresCluster,
+    PostgresInstance,
+)
 from support import management
 from support.management import Keys
-from support.private_postgres import private_postgres
+from support.prerequisites import missing_prerequisite
+from support.private_postgres import UNSAFE_FAST, private_postgres
 from support.processes import FlagstaffProcess, ServeProcess, loopback_get, running
 
 ADMIN = "status-page-admin-token-0123456789"
@@ -152,3 +157,82 @@ def platform(root: Path) -> Iterator[Platform]:
                         relay=relay,
                         keys=keys,
                     )
+
+
+# two regions: the browser test's topology ------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class TwoRegions:
+    """Region a: the PostgreSQL primary, its API, an ingestion and a delivery node. Region b: a
+    hot standby of a's database, its read-only API and a delivery node. Every delivery node
+    watches every other node through FLAGSTAFF_STATUS_PEERS."""
+
+    primary: PostgresInstance
+    standby: PostgresInstance
+    api_a: ServeProcess
+    ingest_a: ServeProcess
+    delivery_a: ServeProcess
+    api_b: ServeProcess
+    delivery_b: ServeProcess
+
+    def post_notice(self, **body: Any) -> dict[str, Any]:
+        with management.admin_client(self.api_a.url, ADMIN) as api:
+            notice: dict[str, Any] = management.ok(
+                api.post("/api/v2/status/notices", json={**NOTICE, **body})
+            )
+        return notice
+
+    def lose_region_a_control_plane(self) -> None:
+        """Region a's API killed and its database with it: no edits anywhere (b is a standby)."""
+        self.api_a.kill()
+        self.primary.kill()
+
+
+@contextmanager
+def private_cluster() -> Iterator[PostgresCluster]:
+    """Private PostgreSQL servers of the test's own (none started yet), removed at the end."""
+    try:
+        cluster = PostgresCluster(settings=UNSAFE_FAST)
+    except ClusterError as exc:
+        missing_prerequisite(str(exc))
+        raise  # unreachable: missing_prerequisite skips or fails
+    with cluster:
+        yield cluster
+
+
+def serve(root: Path, name: str, region: str, role: str, database: str, **env: str) -> ServeProcess:
+    return ServeProcess(
+        data_dir=root / name,
+        name=name,
+        admin_token=ADMIN,
+        args=["--role", role, "--database", database],
+        env={"FLAGSTAFF_REGION": region, "FLAGSTAFF_STATUS_POLL_SECONDS": POLL_SECONDS, **env},
+    )
+
+
+@contextmanager
+def two_regions(root: Path) -> Iterator[TwoRegions]:
+    with private_cluster() as cluster:
+        primary = cluster.start_primary("a")
+        api_a = serve(root, "api-a", "a", "api", primary.url)
+        ingest_a = serve(root, "ingest-a", "a", "ingest", primary.url)
+        with running(api_a, ingest_a):
+            # the schema exists once a's API is up: b's standby starts from it
+            standby = cluster.start_standby(primary, "b")
+            api_b = serve(root, "api-b", "b", "api", standby.url)
+            delivery_a = serve(root, "delivery-a", "a", "delivery", primary.url)
+            delivery_b = serve(root, "delivery-b", "b", "delivery", standby.url)
+            for node, other in ((delivery_a, delivery_b), (delivery_b, delivery_a)):
+                watched = (api_a, ingest_a, api_b, other)
+                node.env["FLAGSTAFF_STATUS_PEERS"] = ",".join(f"{p.url}/status" for p in watched)
+            with running(api_b, delivery_a, delivery_b):
+                yield TwoRegions(
+                    primary=primary,
+                    standby=standby,
+                    api_a=api_a,
+                    ingest_a=ingest_a,
+                    delivery_a=delivery_a,
+                    api_b=api_b,
+                    delivery_b=delivery_b,
+                )

@@ -54,13 +54,14 @@ background:#f6f8fa}
 .severity{font-weight:700;text-transform:uppercase;font-size:.8rem;letter-spacing:.04em;\
 margin-right:6px}
 .message{white-space:pre-line}
+time{white-space:nowrap}
 table{width:100%;border-collapse:collapse}
 caption{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);\
 white-space:nowrap}
 th,td{text-align:left;vertical-align:top;padding:8px;border-bottom:1px solid var(--line);\
-overflow-wrap:anywhere}
+overflow-wrap:break-word}
 thead th{border-bottom:2px solid var(--line);font-size:.9rem;color:var(--muted)}
-tbody th{font-weight:600}
+tbody th{font-weight:600;white-space:nowrap}
 footer{margin-top:32px;border-top:1px solid var(--line);padding-top:8px}
 @media (max-width:640px){
 .page{padding:12px}
@@ -69,6 +70,7 @@ table,thead,tbody,tr,th,td{display:block}
 thead tr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 tr{border:1px solid var(--line);border-radius:6px;margin:0 0 10px;padding:6px 10px}
 th,td{border:0;padding:3px 0}
+tbody th{white-space:normal}
 tbody td::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}
 }
 """
