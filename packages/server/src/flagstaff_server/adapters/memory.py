@@ -12,6 +12,11 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from flagstaff_server.adapters.memory_webhooks import (
+    InMemoryDeliveries,
+    InMemoryWebhooks,
+    WebhookTables,
+)
 from flagstaff_server.adapters.millis import EPOCH, truncate
 from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
 from flagstaff_server.services.ports import (
@@ -82,6 +87,7 @@ class _State:
     sessions: dict[str, SessionRecord] = field(default_factory=dict)
     notices: dict[str, NoticeRecord] = field(default_factory=dict)
     leases: dict[str, LeaseRecord] = field(default_factory=dict)
+    webhooks: WebhookTables = field(default_factory=WebhookTables)
 
 
 class _Journal:
@@ -161,6 +167,7 @@ class _Projects:
             _Environments(state, journal).delete(*env_key)
         for flag_key in [k for k in state.flags if k[0] == key]:
             journal.remove(state.flags, flag_key)
+        state.webhooks.remove_project(key, journal)
         journal.remove(state.projects, key)
 
 
@@ -602,6 +609,8 @@ class InMemoryUnitOfWork:
         self.epochs = _Epochs(state, journal, store)
         self.notices = _Notices(state, journal)
         self.leases = _Leases(state, journal)
+        self.webhooks = InMemoryWebhooks(state.webhooks, journal)
+        self.deliveries = InMemoryDeliveries(state.webhooks, journal)
 
 
 class InMemoryReplication:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from flagstaff_server.services.webhook_ports import DeliveryRepository, WebhookRepository
+
 JsonObject = dict[str, Any]
 """A parsed JSON object. Repositories hand out copies: mutating one never changes the store."""
 
@@ -226,7 +228,8 @@ class ProjectRepository(Protocol):
     def add(self, record: ProjectRecord) -> None: ...
     def replace(self, record: ProjectRecord) -> None: ...
     def delete(self, key: str) -> None:
-        """Remove the project with its environments, flags and segments (not audit or changes)."""
+        """Remove the project with its environments, flags, segments and chat integrations (not
+        audit or changes)."""
         ...
 
 
@@ -482,6 +485,12 @@ class UnitOfWork(Protocol):
     def notices(self) -> NoticeRepository: ...
     @property
     def leases(self) -> LeaseRepository: ...
+    @property
+    def webhooks(self) -> WebhookRepository: ...
+    @property
+    def deliveries(self) -> DeliveryRepository:
+        """The webhook outbox: deliveries and their attempts (`services.webhook_ports`)."""
+        ...
 
 
 class Store(Protocol):

@@ -231,3 +231,78 @@ worker_leases = Table(
     Column("fence", BigInteger, nullable=False),
     Column("acquired_ms", BigInteger, nullable=False),
 )
+
+# Webhooks and chat integrations, their outbox of deliveries, each delivery's attempts and each
+# receiver's health (migration 0008; docs/workflows.md, "Webhooks"). A project's integrations go
+# with it; a receiver's deliveries, attempts and health go with the receiver.
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("integration", Text, nullable=True),
+    Column("project", Text, nullable=True),
+    Column("on", Boolean, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    ForeignKeyConstraint(
+        ["project"], ["projects.key"], ondelete="CASCADE", name="fk_webhooks_project"
+    ),
+    Index("ix_webhooks_project", "project"),
+)
+
+webhook_health = Table(
+    "webhook_health",
+    metadata,
+    Column("webhook", Text, primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("open_until_ms", BigInteger, nullable=True),
+    Column("success_count", BigInteger, nullable=False),
+    Column("error_count", BigInteger, nullable=False),
+    Column("last_success_ms", BigInteger, nullable=True),
+    Column("last_error_ms", BigInteger, nullable=True),
+    Column("last_error", Text, nullable=True),
+    ForeignKeyConstraint(
+        ["webhook"], ["webhooks.id"], ondelete="CASCADE", name="fk_webhook_health_webhook"
+    ),
+)
+
+# `id` is the outbox order (SQLite: AUTOINCREMENT, so an id is never handed out twice).
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("webhook", Text, nullable=False),
+    Column("entry", Text, nullable=False),
+    Column("order_key", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("next_ms", BigInteger, nullable=False),
+    Column("finished_ms", BigInteger, nullable=True),
+    ForeignKeyConstraint(
+        ["webhook"], ["webhooks.id"], ondelete="CASCADE", name="fk_webhook_deliveries_webhook"
+    ),
+    UniqueConstraint("webhook", "entry", name="uq_webhook_deliveries_entry"),
+    Index("ix_webhook_deliveries_pending", "status", "webhook", "id"),
+    Index("ix_webhook_deliveries_finished", "finished_ms"),
+    sqlite_autoincrement=True,
+)
+
+webhook_attempts = Table(
+    "webhook_attempts",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("delivery", BigInteger, nullable=False),
+    Column("webhook", Text, nullable=False),
+    Column("at_ms", BigInteger, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("latency_ms", Integer, nullable=False),
+    Column("error", Text, nullable=True),
+    ForeignKeyConstraint(
+        ["delivery"],
+        ["webhook_deliveries.id"],
+        ondelete="CASCADE",
+        name="fk_webhook_attempts_delivery",
+    ),
+    Index("ix_webhook_attempts_delivery", "delivery"),
+)

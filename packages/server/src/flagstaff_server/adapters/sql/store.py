@@ -32,6 +32,7 @@ from flagstaff_server.adapters.sql.replication import SqlReplication, is_read_on
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
 from flagstaff_server.adapters.sql.transaction import Transaction
+from flagstaff_server.adapters.sql.webhook_repository import SqlDeliveries, SqlWebhooks
 from flagstaff_server.errors import RegionReadOnly, StoreUnavailable
 from flagstaff_server.services.ports import Store
 
@@ -53,6 +54,8 @@ class SqlUnitOfWork:
         self.epochs = SqlEpochs(tx)
         self.notices = SqlNotices(tx)
         self.leases = SqlLeases(tx)
+        self.webhooks = SqlWebhooks(tx)
+        self.deliveries = SqlDeliveries(tx)
 
 
 class SqlStore:
