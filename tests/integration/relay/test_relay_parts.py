@@ -319,6 +319,80 @@ async def test_the_forwarder_retries_while_upstream_fails_and_sets_refused_paylo
     ]
 
 
+async def test_the_forwarder_fails_over_to_the_upstream_that_answers_and_returns_after_a_probe(
+    tmp_path: Path,
+) -> None:
+    down = {"a"}
+    seen: list[tuple[str, str]] = []
+    now = [1_000.0]
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.host, request.headers["x-launchdarkly-payload-id"]))
+        if request.url.host in down:
+            raise httpx.ConnectError("region down", request=request)
+        return httpx.Response(202)
+
+    spool = EventSpool(tmp_path / "events")
+    await asyncio.to_thread(spool.recover)
+    config = parse_config(
+        {
+            "relay": {"upstream": ["http://a", "http://b"]},
+            "environments": {"e": {"sdk_key": "sdk-e"}},
+        },
+        {},
+        base=tmp_path,
+    )
+    forwarder = EventForwarder(
+        spool,
+        EventsConfig(retry_seconds=0.01, retry_max_seconds=0.02, probe_seconds=60.0),
+        config.upstream,
+        {"e": config.environments[0]},
+        transport=httpx.MockTransport(handle),
+        monotonic=lambda: now[0],
+    )
+
+    async def forward(payload_id: str) -> None:
+        await spool.append(
+            route="bulk",
+            environment="e",
+            payload_id=payload_id,
+            received_ms=0,
+            headers={},
+            payload=json.dumps([{"kind": "custom"}]).encode(),
+        )
+        for _ in range(1000):  # a poll with a 10 s deadline
+            if not spool.pending:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"still spooled after 10 s: {spool.pending}")
+
+    task = asyncio.create_task(forwarder.run())
+    try:
+        await forward("during")  # a refuses: b, at once
+        await forward("next")  # stays with b
+        assert forwarder.current_upstream == "http://b"
+        down.clear()  # region a is back
+        await forward("before-the-probe")
+        now[0] += 60.0
+        await forward("probe")  # offered to a first: taken there
+        await forward("after")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        spool.close()
+    assert seen == [
+        ("a", "during"),
+        ("b", "during"),
+        ("b", "next"),
+        ("b", "before-the-probe"),
+        ("a", "probe"),
+        ("a", "after"),
+    ]
+    assert forwarder.current_upstream == "http://a"
+    assert forwarder.counts["forwarded"] == 5
+    assert forwarder.counts["retry"] == 0
+
+
 # disk snapshots and readiness ---------------------------------------------------------------
 
 

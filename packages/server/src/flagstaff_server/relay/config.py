@@ -71,6 +71,9 @@ class EventsConfig:
     max_body_bytes: int = 10 << 20
     retry_seconds: float = 1.0
     retry_max_seconds: float = 30.0
+    probe_seconds: float = 60.0
+    """While a fallback event upstream is in use, how often the next payload is offered to the
+    preferred ones first (0: every payload), so events return to the preferred region."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,6 +251,7 @@ def parse_config(
         max_body_bytes=_int(events_table, "max_body_bytes", 10 << 20, "events"),
         retry_seconds=_float(events_table, "retry_seconds", 1.0, "events"),
         retry_max_seconds=_float(events_table, "retry_max_seconds", 30.0, "events"),
+        probe_seconds=_float(events_table, "probe_seconds", 60.0, "events"),
     )
     break_glass = dict(_table(document, "break_glass"))
     if environ.get(BREAK_GLASS_KEYS_ENV):

@@ -417,6 +417,7 @@ class Relay:
                 "forwarded": self.forwarder.counts["forwarded"],
                 "rejected": self.spool.rejected,
                 "upstreamConnected": self.forwarder.connected,
+                "upstream": self.forwarder.current_upstream,
                 "lastError": self.forwarder.last_error,
             }
         return (200 if self.ready else 503), body

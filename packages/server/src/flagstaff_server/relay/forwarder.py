@@ -1,7 +1,10 @@
 """Forwards spooled event payloads upstream, oldest first, each with its original
 `X-LaunchDarkly-Payload-ID` so upstream drops a payload it already has (a retry after a lost
-answer costs nothing). Recoverable failures back off and fail over across the event upstreams;
-a payload upstream refuses for good is set aside and counted, never dropped silently.
+answer costs nothing, also when another region took the retry: the regions' ingest nodes share
+one analytics store). Recoverable failures fail over across the event upstreams (regions) to
+whichever answers, and stay with it; while a fallback is in use the next payload is offered to
+the preferred ones first every `probe_seconds`, so events come back to the preferred region. A
+payload upstream refuses for good is set aside and counted, never dropped silently.
 
 An actor: one task owns the sending; it catches, counts, logs and backs off at its top.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections import Counter
 from collections.abc import Callable
 
@@ -53,6 +57,7 @@ class EventForwarder:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         rng: Callable[[], float] = random.random,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.spool = spool
         self.config = config
@@ -63,7 +68,15 @@ class EventForwarder:
         self.counts: Counter[str] = Counter()
         self.connected = True
         self.last_error: str | None = None
-        self._preferred = 0
+        self.monotonic = monotonic
+        self._current = 0
+        """The index of the upstream that answered last: the first tried."""
+        self._probe_at: float | None = None
+        """While `_current` is a fallback: when the preferred upstreams are next tried first."""
+
+    @property
+    def current_upstream(self) -> str | None:
+        return self.upstream[self._current] if self.upstream else None
 
     async def run(self) -> None:
         delay = self.config.retry_seconds
@@ -117,9 +130,7 @@ class EventForwarder:
         if credential:
             headers["Authorization"] = credential
         failure = "no event upstream configured"
-        count = len(self.upstream)
-        for attempt in range(count):
-            index = (self._preferred + attempt) % count
+        for index in self._order():
             base = self.upstream[index]
             try:
                 response = await client.post(base + path, content=event.payload, headers=headers)
@@ -131,7 +142,7 @@ class EventForwarder:
                 await self.spool.remove(seq)
                 self.counts["forwarded"] += 1
                 self.connected = True
-                self._preferred = index  # stay with the upstream that answered
+                self._answered(index)
                 return None
             if status >= 500 or status in RECOVERABLE:
                 failure = f"{base}: HTTP {status}"
@@ -146,3 +157,21 @@ class EventForwarder:
             await self.spool.reject(seq)
             return None
         return failure
+
+    def _order(self) -> list[int]:
+        """Upstream indexes in the order this payload tries them: from the one that answered
+        last, round the list; from the preferred one when a probe is due."""
+        count = len(self.upstream)
+        start = self._current
+        if self._probe_at is not None and self.monotonic() >= self._probe_at:
+            start = 0
+            self._probe_at = self.monotonic() + self.config.probe_seconds
+        return [(start + step) % count for step in range(count)]
+
+    def _answered(self, index: int) -> None:
+        """Stay with the upstream that answered; a fallback is probed past after a while."""
+        if index == 0:
+            self._probe_at = None
+        elif self._probe_at is None or index != self._current:
+            self._probe_at = self.monotonic() + self.config.probe_seconds
+        self._current = index
