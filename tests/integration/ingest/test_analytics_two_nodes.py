@@ -16,9 +16,9 @@ import orjson
 import psycopg
 import pytest
 from flagstaff_server.ingest.analytics import AnalyticsStore, Committed
+from flagstaff_server.ingest.payload_values import HOUR_MS
 from flagstaff_server.ingest.processor import Consumer
 from flagstaff_server.ingest.record import Kind, Record
-from flagstaff_server.ingest.tally import HOUR_MS
 from sqlalchemy import text
 from support.deadlines import wait_until
 from support.services import postgres_database

@@ -14,8 +14,8 @@ import orjson
 import pytest
 from flagstaff_server.domain.document import KEY_MAX_LENGTH
 from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.payload_values import HOUR_MS
 from flagstaff_server.ingest.record import Kind, Record
-from flagstaff_server.ingest.tally import HOUR_MS
 from support.services import postgres_database
 
 HOUR = 1_800_000_000_000 - 1_800_000_000_000 % HOUR_MS

@@ -22,9 +22,10 @@ from flagstaff_server.cli import main as flagstaff
 from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.journal import Journal
+from flagstaff_server.ingest.payload_values import HOUR_MS
 from flagstaff_server.ingest.processor import Processor
 from flagstaff_server.ingest.record import Kind, Record
-from flagstaff_server.ingest.tally import HOUR_MS, Tally, tally
+from flagstaff_server.ingest.tally import Tally, tally
 from flagstaff_server.settings import Settings
 from ingest_support import Payload, evaluation_totals, expected_totals, payload
 from integration.scaleout.scaleout_cluster import ADMIN, admin_client, create_project

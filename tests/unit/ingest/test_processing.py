@@ -9,8 +9,9 @@ from typing import Any
 
 import orjson
 from flagstaff_server.ingest.analytics import AnalyticsStore
+from flagstaff_server.ingest.payload_values import HOUR_MS
 from flagstaff_server.ingest.record import Kind, Record
-from flagstaff_server.ingest.tally import HOUR_MS, NO_VARIATION, tally
+from flagstaff_server.ingest.tally import NO_VARIATION, tally
 
 HOUR = 1_800_000_000_000 - 1_800_000_000_000 % HOUR_MS
 

@@ -17,9 +17,10 @@ from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.journal import Journal
+from flagstaff_server.ingest.payload_values import HOUR_MS
 from flagstaff_server.ingest.processor import Processor
 from flagstaff_server.ingest.record import Kind, Record
-from flagstaff_server.ingest.tally import HOUR_MS, Tally, tally
+from flagstaff_server.ingest.tally import Tally, tally
 from support.deadlines import eventually
 
 HOUR = 1_800_000_000_000 - 1_800_000_000_000 % HOUR_MS

@@ -24,9 +24,10 @@ from flagstaff_server.ingest.analytics_tables import (
     positions,
     raw,
 )
+from flagstaff_server.ingest.diagnostic_tally import InstanceReport
 from flagstaff_server.ingest.fleet import StreamState, fold_inits
 from flagstaff_server.ingest.record import Record
-from flagstaff_server.ingest.tally import BodyRow, CustomRow, InstanceReport, Tally
+from flagstaff_server.ingest.tally import BodyRow, CustomRow, Tally
 
 CLAIM_ROWS = 500
 """Payload ids claimed per statement (one multi-row insert each)."""

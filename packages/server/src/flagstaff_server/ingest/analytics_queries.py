@@ -20,9 +20,7 @@ from flagstaff_server.ingest.analytics_tables import (
     raw,
 )
 from flagstaff_server.ingest.flag_status import Activity
-from flagstaff_server.ingest.tally import created_of, load_payload
-
-HOUR_MS = 3_600_000
+from flagstaff_server.ingest.payload_values import HOUR_MS, created_of, load_payload
 
 
 def evaluation_series(

@@ -1,7 +1,7 @@
 """The analytics store's tables (SQLAlchemy Core): journal positions, processed payload ids,
 hourly evaluation counts, flag activity, custom events, raw payloads, contexts, SDK instances and
 the quarantine. They must match the newest revision of `ingest.migration`'s chain (a test
-compares them); text columns are as wide as `tally` lets texts be. Definitions only.
+compares them); text columns are as wide as `payload_values` lets texts be. Definitions only.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sqlalchemy import (
     Text,
 )
 
-from flagstaff_server.ingest.tally import CONTEXT_KEY_CHARS, KEY_CHARS, NAME_CHARS
+from flagstaff_server.ingest.payload_values import CONTEXT_KEY_CHARS, KEY_CHARS, NAME_CHARS
 
 metadata = MetaData()
 

@@ -1,53 +1,36 @@
 """Processing math: turns a batch of journal records into the increments the analytics store adds
-(hourly evaluation counts, flag activity, raw events, contexts seen, SDK instance reports).
-Pure: no I/O, no clock; malformed events inside an accepted payload are counted and skipped.
+(hourly evaluation counts, flag activity, custom events, raw events, contexts seen; SDK instance
+reports from diagnostic events are `diagnostic_tally`'s). Pure: no I/O, no clock; malformed
+events inside an accepted payload are counted and skipped.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
 
-import orjson
-
-from flagstaff_server.domain.document import KEY_MAX_LENGTH
-from flagstaff_server.ingest.fleet import StreamState, fold_inits
+from flagstaff_server.ingest.diagnostic_tally import InstanceKey, InstanceReport, add_diagnostics
+from flagstaff_server.ingest.payload_values import (
+    CONTEXT_KEY_CHARS,
+    KEY_CHARS,
+    MAX_COUNT,
+    MAX_MS,
+    NAME_CHARS,
+    as_ms,
+    hour_of,
+    is_text,
+    load_payload,
+)
 from flagstaff_server.ingest.record import Kind, Record
 
-HOUR_MS = 3_600_000
-MAX_MS = 253_402_300_799_999
-"""The last millisecond of the year 9999: a time past it (or not positive) is replaced by the
-payload's receive time, as a missing one is."""
-MAX_COUNT = 2**31 - 1
-"""The largest summary counter or dropped-event count taken from one event; a larger one is
-malformed. It keeps every stored sum far inside a 64-bit column: one hour's row of a flag and
-variation would need more than 4 billion such counters to reach it."""
 NO_VARIATION = -1
 """The variation recorded when none was chosen (an unknown flag, or an error)."""
-MAX_INITS = 100
-"""Stream attempts kept from one batch's reports of one instance (the newest): a report holds
-the attempts of one interval, a handful unless the stream flaps."""
-STATE_CHARS = 32
-"""The longest `dataSource.state` or `.source` kept (the SDK's values are short words)."""
-KEY_CHARS: Final = KEY_MAX_LENGTH
-"""The longest project, environment, flag or custom event key kept: the management API's limit
-on keys (a longer flag key names no flag). The analytics columns that hold keys are this wide."""
-NAME_CHARS: Final = 255
-"""The longest context kind, diagnostic id, SDK name, version or wrapper kept (their columns'
-width); an event with a longer one is skipped, or keeps no name, as with a malformed one."""
-CONTEXT_KEY_CHARS: Final = 1024
-"""The longest context key kept (its columns' width)."""
-
 CountKey = tuple[str, str, str, int, int]
 """(project, environment, flag key, hour start ms, variation)"""
 FlagKey = tuple[str, str, str]
 ContextKey = tuple[str, str, str, str]
 """(project, environment, context kind, context key)"""
-InstanceKey = tuple[str, str, str]
-"""(project, environment, diagnostic id)"""
 KeptContext = tuple[int, Mapping[str, Any] | None]
 """A context's newest event time and its part as sent (None: known by `contextKeys` only)."""
 
@@ -76,35 +59,6 @@ class BodyRow(NamedTuple):
     body: bytes
 
 
-@dataclass(slots=True, kw_only=True)
-class InstanceReport:
-    """What one batch says about one SDK instance; merged into the stored row."""
-
-    sdk_name: str | None = None
-    sdk_version: str | None = None
-    wrapper: str | None = None
-    streaming: bool | None = None
-    platform: dict[str, Any] | None = None
-    first_ms: int = 0
-    """Its earliest report in the batch (0: none yet)."""
-    last_ms: int = 0
-    dropped_events: int = 0
-    data_since_ms: int | None = None
-    diagnostic_interval_ms: int | None = None
-    inits: list[tuple[int, bool]] = field(default_factory=list)
-    """Stream attempts reported (time, succeeded), for `fleet.fold_inits`."""
-    stream: StreamState = field(default_factory=StreamState)
-    """`inits` folded from nothing (what this batch alone says)."""
-    reported_state: str | None = None
-    reported_since_ms: int | None = None
-    reported_age_ms: int | None = None
-    reported_source: str | None = None
-    reported_ms: int | None = None
-    """Flagstaff's own SDK's `dataSource` in its newest `diagnostic`, and that event's time."""
-    stopped_ms: int | None = None
-    """The time of a `diagnostic` with `closing: true` newer than every other report."""
-
-
 @dataclass(slots=True)
 class Tally:
     counts: dict[CountKey, int] = field(default_factory=dict)
@@ -119,41 +73,6 @@ class Tally:
     payloads: int = 0
 
 
-def load_payload(payload: bytes) -> Any:
-    """A stored payload's JSON (None if it is not JSON at all)."""
-    try:
-        return orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return lenient_loads(payload)
-
-
-def lenient_loads(payload: bytes) -> Any:
-    """A payload that orjson refuses although acceptance let it in: valid JSON holding a number
-    no 64-bit value can hold (`1e400`, a 30-digit integer), in a member acceptance skipped. Read
-    with such numbers as null, so the payload's other events still count and everything kept
-    can be stored and exported. None if it is not JSON at all."""
-    try:
-        return json.loads(payload, parse_int=_bounded_int, parse_float=_finite_float)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _bounded_int(text: str) -> int | None:
-    if len(text) > 21:  # past any 64-bit value, and never hits int()'s digit limit
-        return None
-    value = int(text)
-    return value if -(2**63) <= value < 2**64 else None
-
-
-def _finite_float(text: str) -> float | None:
-    value = float(text)
-    return value if math.isfinite(value) else None
-
-
-def hour_of(ms: int) -> int:
-    return ms - ms % HOUR_MS
-
-
 def tally(records: Iterable[Record]) -> Tally:
     result = Tally()
     kept: dict[ContextKey, KeptContext] = {}
@@ -165,7 +84,8 @@ def tally(records: Iterable[Record]) -> Tally:
             continue
         events = parsed if isinstance(parsed, list) else [parsed]
         if record.kind == Kind.DIAGNOSTIC:
-            first_ms, last_ms = add_diagnostics(result, record, events)
+            first_ms, last_ms, skipped = add_diagnostics(result.instances, record, events)
+            result.skipped += skipped
         else:
             first_ms, last_ms = add_events(result, kept, record, events)
         result.bodies.append(
@@ -179,19 +99,6 @@ def tally(records: Iterable[Record]) -> Tally:
         for seen, (at, part) in kept.items()
     }
     return result
-
-
-def add_diagnostics(result: Tally, record: Record, events: list[Any]) -> tuple[int, int]:
-    """Add a payload's diagnostic events; returns the span of their times."""
-    first_ms = last_ms = record.received_ms
-    for event in events:
-        if not isinstance(event, dict):
-            result.skipped += 1
-            continue
-        created = add_diagnostic(result, record, event)
-        first_ms = min(first_ms, created)
-        last_ms = max(last_ms, created)
-    return first_ms, last_ms
 
 
 def add_events(
@@ -276,13 +183,6 @@ def keep(
         kept[seen] = (at, part)
 
 
-def created_of(event: Mapping[str, Any], fallback: int) -> int:
-    """An event's time: `endDate` for a summary, else `creationDate`."""
-    if event.get("kind") == "summary":
-        return as_ms(event.get("endDate"), fallback)
-    return as_ms(event.get("creationDate"), fallback)
-
-
 def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool:
     features = event.get("features")
     if not isinstance(features, dict):
@@ -316,72 +216,6 @@ def add_summary(result: Tally, record: Record, event: Mapping[str, Any]) -> bool
     return True
 
 
-def add_diagnostic(result: Tally, record: Record, event: Mapping[str, Any]) -> int:
-    """Add one diagnostic event to its SDK instance's report; returns its time."""
-    ident = event.get("id")
-    instance_id = ident.get("diagnosticId") if isinstance(ident, dict) else None
-    if not is_text(instance_id, NAME_CHARS):
-        result.skipped += 1
-        return record.received_ms
-    created = as_ms(event.get("creationDate"), record.received_ms)
-    key = (record.project, record.environment, instance_id)
-    report = result.instances.setdefault(key, InstanceReport())
-    report.last_ms = max(report.last_ms, created)
-    report.first_ms = min(report.first_ms, created) if report.first_ms else created
-    sdk = event.get("sdk")
-    if isinstance(sdk, dict):
-        report.sdk_name = text_or_none(sdk.get("name"))
-        report.sdk_version = text_or_none(sdk.get("version"))
-        report.wrapper = text_or_none(sdk.get("wrapperName"))
-    configuration = event.get("configuration")
-    if isinstance(configuration, dict) and isinstance(configuration.get("streamingDisabled"), bool):
-        report.streaming = not configuration["streamingDisabled"]
-    platform = event.get("platform")
-    if isinstance(platform, dict):
-        report.platform = platform
-    dropped = event.get("droppedEvents")
-    if type(dropped) is int and 0 < dropped <= MAX_COUNT:
-        report.dropped_events += dropped
-    since = event.get("dataSinceDate")
-    if type(since) is int and 0 < since <= MAX_MS:
-        report.data_since_ms = since
-    if isinstance(configuration, dict):
-        interval = configuration.get("diagnosticRecordingIntervalMillis")
-        if type(interval) is int and 0 < interval <= MAX_COUNT:
-            report.diagnostic_interval_ms = interval
-    inits = event.get("streamInits")
-    if isinstance(inits, list):
-        for init in inits[-MAX_INITS:]:
-            if isinstance(init, dict):
-                report.inits.append(
-                    (as_ms(init.get("timestamp"), created), init.get("failed") is not True)
-                )
-        del report.inits[:-MAX_INITS]
-        report.stream = fold_inits(StreamState(), report.inits)
-    if event.get("kind") == "diagnostic" and (
-        report.reported_ms is None or created >= report.reported_ms
-    ):
-        add_reported_state(report, event, created)
-    return created
-
-
-def add_reported_state(report: InstanceReport, event: Mapping[str, Any], created: int) -> None:
-    """The newest periodic report's word on the data source and on closing (Flagstaff's own
-    SDK's extensions; a LaunchDarkly SDK's report clears them)."""
-    source = event.get("dataSource")
-    report.reported_ms = created
-    report.reported_state = report.reported_source = None
-    report.reported_since_ms = report.reported_age_ms = None
-    if isinstance(source, dict):
-        state, feed = source.get("state"), source.get("source")
-        report.reported_state = state if is_text(state, STATE_CHARS) else None
-        report.reported_source = feed if is_text(feed, STATE_CHARS) else None
-        since, age = source.get("stateSince"), source.get("dataAgeMillis")
-        report.reported_since_ms = since if type(since) is int and 0 < since <= MAX_MS else None
-        report.reported_age_ms = age if type(age) is int and 0 <= age <= MAX_MS else None
-    report.stopped_ms = created if event.get("closing") is True else None
-
-
 def context_parts(context: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
     """(kind, key, attributes) for each context in a single or multi-kind context; the
     attributes are the part as sent (for a single-kind context, the context itself)."""
@@ -409,24 +243,3 @@ def single_context(kind: str, part: Mapping[str, Any]) -> dict[str, Any]:
 def touch(activity: dict[FlagKey, tuple[int, int]], flag: FlagKey, at: int) -> None:
     previous = activity.get(flag)
     activity[flag] = (at, at) if previous is None else (min(previous[0], at), max(previous[1], at))
-
-
-def as_ms(value: object, fallback: int) -> int:
-    """A time in epoch milliseconds from an event, or `fallback` when it is missing or outside
-    (0, MAX_MS]. JSON numbers are exactly int or float (a bool is neither here)."""
-    if type(value) is int:
-        return value if 0 < value <= MAX_MS else fallback
-    if type(value) is float and 0 < value <= MAX_MS:
-        return int(value)
-    return fallback
-
-
-def text_or_none(value: object) -> str | None:
-    return value if is_text(value, NAME_CHARS) else None
-
-
-def is_text(value: object, limit: int) -> TypeGuard[str]:
-    """A string the analytics store can keep in a text column `limit` characters wide:
-    PostgreSQL's cannot hold NUL nor more characters than the column's width, so a key like that
-    is malformed (it would fail every retry of its batch)."""
-    return type(value) is str and len(value) <= limit and "\x00" not in value
