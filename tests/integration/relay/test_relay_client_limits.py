@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from delivery_support import flag
 from flagstaff_server.delivery.connection import protocol_for
-from flagstaff_server.relay.config import parse_config
+from flagstaff_server.relay.config_source import parse_config
 from flagstaff_server.relay.edge import Relay
 from support.deadlines import wait_until
 from support.threaded_servers import ThreadedServer, serve_in_thread

@@ -16,7 +16,8 @@ from flagstaff_core import decode_data, decode_flag
 from flagstaff_server.cli import main
 from flagstaff_server.delivery import DeliveryConfig
 from flagstaff_server.delivery.snapshot import apply_change, build_snapshot
-from flagstaff_server.relay.config import EventsConfig, RelayConfig, load_config, parse_config
+from flagstaff_server.relay.config import EventsConfig, RelayConfig
+from flagstaff_server.relay.config_source import load_config, parse_config
 from flagstaff_server.relay.feed import RelayFeed
 from flagstaff_server.relay.forwarder import EventForwarder
 from flagstaff_server.relay.node import RelayNode

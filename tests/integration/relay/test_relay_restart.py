@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 from delivery_support import fdv2_poll, flag
-from flagstaff_server.relay.config import parse_config
+from flagstaff_server.relay.config_source import parse_config
 from flagstaff_server.relay.edge import Relay
 from support.deadlines import eventually
 from support.in_process import asgi_client

@@ -22,7 +22,8 @@ from flagstaff_server.commands.uvicorn_run import (
 )
 from flagstaff_server.delivery.connection import protocol_for
 from flagstaff_server.relay import Relay, load_config
-from flagstaff_server.relay.config import ENV_PREFIX, with_overrides
+from flagstaff_server.relay.config import with_overrides
+from flagstaff_server.relay.config_source import ENV_PREFIX
 from flagstaff_server.settings import SettingsError
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,8 @@ store it starts from, an optional Redis store for daemon-mode SDKs, and a durabl
 See docs/relay.md.
 """
 
-from flagstaff_server.relay.config import RelayConfig, load_config
+from flagstaff_server.relay.config import RelayConfig
+from flagstaff_server.relay.config_source import load_config
 from flagstaff_server.relay.edge import Relay
 
 __all__ = ["Relay", "RelayConfig", "load_config"]
