@@ -189,10 +189,34 @@ async def test_a_partly_released_segment_counts_what_follows_the_released_seq(
     reopened.close()
 
 
+async def test_a_small_budget_marks_closely_so_the_backlog_is_not_overcounted(
+    tmp_path: Path,
+) -> None:
+    # 20 kB: the budget of the disk-budget integration test, far below the default spacing
+    config = IngestConfig(data_dir=tmp_path, disk_budget_bytes=20_000)
+    journal = Journal(tmp_path, mark_bytes=config.mark_spacing)
+    journal.recover()
+    for n in range(40):
+        await append(journal, n, size=500)
+    frame = journal.size_bytes // 40
+    journal.release(40)
+    await append(journal, 40, size=500)  # one payload waits: it alone may count, about
+    assert journal.unreleased_bytes <= frame + config.mark_spacing
+    assert journal.unreleased_bytes < config.disk_budget_bytes // 8
+    journal.close()
+    reopened = Journal(tmp_path, mark_bytes=config.mark_spacing)
+    reopened.recover()
+    reopened.release(40)
+    assert reopened.unreleased_bytes <= frame + config.mark_spacing
+    reopened.close()
+
+
 def test_a_small_disk_budget_makes_smaller_segments() -> None:
     assert IngestConfig(data_dir=Path("x")).segment_size == 64 << 20
     assert IngestConfig(data_dir=Path("x"), disk_budget_bytes=10 << 20).segment_size == 5 << 20
     assert IngestConfig(data_dir=Path("x"), disk_budget_bytes=20_000).segment_size == 1 << 20
+    assert IngestConfig(data_dir=Path("x")).mark_spacing == 64 << 10
+    assert IngestConfig(data_dir=Path("x"), disk_budget_bytes=20_000).mark_spacing == 1_250
 
 
 async def test_a_read_holds_at_most_its_payload_budget_but_always_one_record(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from flagstaff_server.ingest.journal import MARK_BYTES
+
 MIN_SEGMENT_BYTES = 1 << 20
 """The smallest journal segment a small disk budget makes (see `IngestConfig.segment_size`)."""
 
@@ -36,3 +38,9 @@ class IngestConfig:
         and the next release deletes it, so the journal's files stay within about the budget
         plus one segment: 1.5 times the budget, or the budget plus 1 MiB for a tiny one."""
         return min(self.segment_bytes, max(self.disk_budget_bytes // 2, MIN_SEGMENT_BYTES))
+
+    @property
+    def mark_spacing(self) -> int:
+        """How closely the journal marks where records end: what it may overcount of the backlog
+        is below this, so it is kept to a sixteenth of the budget (at most `MARK_BYTES`)."""
+        return min(MARK_BYTES, max(self.disk_budget_bytes // 16, 256))

@@ -35,9 +35,11 @@ IOV_MAX = 1024
 FRAME_OVERHEAD = framing.FRAME.size + framing.FIXED.size + 3 * 64
 """A record's bytes beyond its payload, as counted against the disk budget before framing."""
 MARK_BYTES = 64 << 10
-"""Spacing of a segment's (seq, end offset) marks: a partly released segment counts as released
-the bytes up to the last mark at or below the released seq, so it may overcount what is left by
-less than this (a fully released one counts nothing: see `Segment.last_seq`)."""
+"""Default spacing of a segment's (seq, end offset) marks: a partly released segment counts as
+released the bytes up to the last mark at or below the released seq, so it may overcount what is
+left by less than the spacing (a fully released one counts nothing: see `Segment.last_seq`). A
+small disk budget asks for closer marks (`Journal(mark_bytes=...)`): an overcount near the budget
+would refuse payloads while nearly nothing is waiting."""
 
 
 @dataclass(slots=True)
@@ -51,10 +53,11 @@ class Segment:
     mark_ends: array[int] = field(default_factory=lambda: array("q"))
     """Where the frame of record `mark_seqs[i]` ends, every `MARK_BYTES` or so, ascending."""
 
-    def mark(self, seq: int, end: int) -> None:
-        """Note that the records up to `seq` end at byte `end` (call in seq order)."""
+    def mark(self, seq: int, end: int, spacing: int = MARK_BYTES) -> None:
+        """Note that the records up to `seq` end at byte `end` (call in seq order); a mark is
+        kept every `spacing` bytes or so."""
         self.last_seq = seq
-        if not self.mark_ends or end - self.mark_ends[-1] >= MARK_BYTES:
+        if not self.mark_ends or end - self.mark_ends[-1] >= spacing:
             self.mark_seqs.append(seq)
             self.mark_ends.append(end)
 
@@ -101,10 +104,16 @@ class Journal:
     the event loop. `durable_seq` is the last record known to be on disk."""
 
     def __init__(
-        self, directory: Path, *, segment_bytes: int = 64 << 20, tail_bytes: int = 128 << 20
+        self,
+        directory: Path,
+        *,
+        segment_bytes: int = 64 << 20,
+        tail_bytes: int = 128 << 20,
+        mark_bytes: int = MARK_BYTES,
     ) -> None:
         self.directory = directory
         self.segment_bytes = segment_bytes
+        self.mark_bytes = mark_bytes
         self.tail_bytes = tail_bytes
         self._rotate = False
         self.segments: list[Segment] = []
@@ -158,7 +167,7 @@ class Journal:
             segment = Segment(first, path, found.valid_bytes)
             for item, end in zip(found.records, found.ends, strict=True):
                 last_seq = item.seq
-                segment.mark(item.seq, end)
+                segment.mark(item.seq, end, self.mark_bytes)
                 if visit is not None:
                     visit(item)
             if found.torn:
@@ -306,7 +315,7 @@ class Journal:
             raise
         with self._lock:
             active.size += size
-            active.mark(records[-1].seq, active.size)
+            active.mark(records[-1].seq, active.size, self.mark_bytes)
             self._stored_bytes += size
 
     # reading and releasing ---------------------------------------------------------------------

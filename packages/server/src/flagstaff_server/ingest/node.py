@@ -63,7 +63,11 @@ class IngestNode:
         self.config = config
         self.wall = wall
         self.analytics = analytics
-        self.journal = Journal(config.data_dir / "journal", segment_bytes=config.segment_size)
+        self.journal = Journal(
+            config.data_dir / "journal",
+            segment_bytes=config.segment_size,
+            mark_bytes=config.mark_spacing,
+        )
         self.recent = RecentIds(window_ms=config.dedupe_window_ms, capacity=config.dedupe_capacity)
         self.keyring = Keyring(delivery, wall=wall)
         delivery.metric_sources.append(lambda: metrics.render(self.status()))
