@@ -46,15 +46,18 @@ class RelayProcess(FlagstaffProcess):
     upstream: str = ""
     keys: Keys | None = None
     peers: tuple[str, ...] = ()
+    break_glass_keys: Path | None = None
 
     def arguments(self) -> list[str]:
         assert self.keys is not None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         peers = ", ".join(f'"{url}"' for url in self.peers)
+        trusted = "" if self.break_glass_keys is None else f'keys = ["{self.break_glass_keys}"]'
         config = self.data_dir / "relay.toml"
         config.write_text(
             f'[relay]\nupstream = ["{self.upstream}"]\n'
             f"[status]\npeers = [{peers}]\npoll_seconds = {POLL_SECONDS}\n"
+            f"[break_glass]\n{trusted}\n"
             f'[environments.production]\nsdk_key = "{self.keys.sdk_key}"\n'
             f'mobile_key = "{self.keys.mobile_key}"\n'
             f'client_side_id = "{self.keys.client_side_id}"\n',
@@ -112,8 +115,10 @@ def host(process: FlagstaffProcess) -> str:
 
 
 @contextmanager
-def platform(root: Path) -> Iterator[Platform]:
-    """Everything started and a project created; stopped (and the database removed) at the end."""
+def platform(root: Path, *, break_glass_keys: Path | None = None) -> Iterator[Platform]:
+    """Everything started and a project created; stopped (and the database removed) at the end.
+    With `break_glass_keys` (a public-key file) the delivery node and the relay trust it, and the
+    delivery node forwards what it accepts to the relay."""
     with private_postgres() as database:
         database_args = ["--database", database.url]
         api = ServeProcess(
@@ -141,22 +146,25 @@ def platform(root: Path) -> Iterator[Platform]:
                     "FLAGSTAFF_STATUS_POLL_SECONDS": POLL_SECONDS,
                 },
             )
-            with running(delivery):
-                relay = RelayProcess(
-                    data_dir=root / "relay",
-                    upstream=delivery.url,
+            relay = RelayProcess(
+                data_dir=root / "relay",
+                upstream=delivery.url,
+                keys=keys,
+                peers=(f"{delivery.url}/status",),
+                break_glass_keys=break_glass_keys,
+            )
+            if break_glass_keys is not None:
+                delivery.env["FLAGSTAFF_BREAK_GLASS_KEYS"] = str(break_glass_keys)
+                delivery.env["FLAGSTAFF_BREAK_GLASS_PEERS"] = relay.url
+            with running(delivery), running(relay):
+                yield Platform(
+                    database=database,
+                    api=api,
+                    ingest=ingest,
+                    delivery=delivery,
+                    relay=relay,
                     keys=keys,
-                    peers=(f"{delivery.url}/status",),
                 )
-                with running(relay):
-                    yield Platform(
-                        database=database,
-                        api=api,
-                        ingest=ingest,
-                        delivery=delivery,
-                        relay=relay,
-                        keys=keys,
-                    )
 
 
 # two regions: the browser test's topology ------------------------------------------------------

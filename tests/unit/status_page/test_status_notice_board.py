@@ -64,14 +64,15 @@ def test_an_upstream_list_replaces_the_previous_one_and_moves_the_revision_only_
     assert [n.id for n in board.active(0)] == ["b"]
 
 
-def test_the_file_restores_the_board(tmp_path: Path) -> None:
+def test_the_file_restores_the_feeds_and_upstreams_notices(tmp_path: Path) -> None:
     board = NoticeBoard()
     board.put("feed", notice("a", regions=("eu",)))
-    board.put("signed", notice("s", source="signed", expires_ms=99))
+    board.put("upstream", notice("u", expires_ms=99))
+    board.put("signed", notice("s", source="signed"))  # kept with its document elsewhere
     write_file(tmp_path, board.encode())
     restored = NoticeBoard()
     restored.load(tmp_path)
-    assert restored.held == board.held
+    assert restored.held == {**board.held, "signed": {}}
 
 
 def test_an_unreadable_file_or_entry_is_skipped(tmp_path: Path) -> None:

@@ -40,11 +40,11 @@ from flagstaff_server.ingest.fleet_summary import FleetWatch
 from flagstaff_server.notice import Notice
 from flagstaff_server.regions.region_status import RegionStatus
 from flagstaff_server.services.break_glass import record_document
-from flagstaff_server.services.notices import notice_of
+from flagstaff_server.services.notices import notice_of, record_signed_notice
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
 from flagstaff_server.settings import Settings
-from flagstaff_server.status_page import StatusPageApp, StatusSite
+from flagstaff_server.status_page import SignedNotices, StatusPageApp, StatusSite
 from flagstaff_server.status_page import handles as status_page_handles
 from flagstaff_server.ui.asgi import UiApp, is_ui_path
 from flagstaff_server.worker import Job, Worker
@@ -96,6 +96,7 @@ class Flagstaff:
         self.region_status: RegionStatus | None = None
         self.worker: Worker | None = None
         self.status_site: StatusSite | None = None
+        self.signed_notices: SignedNotices | None = None
         self.freshness: Freshness | None = None
         self.fleet_watch: FleetWatch | None = None
         self.analytics = analytics
@@ -120,7 +121,10 @@ class Flagstaff:
             self.asgi.mount(break_glass_handles, BreakGlassApp(lambda: self.kill_switch))
             self.asgi.mount(
                 status_page_handles,
-                StatusPageApp(lambda: self.status_site if self.ready else None),
+                StatusPageApp(
+                    lambda: self.status_site if self.ready else None,
+                    lambda: self.signed_notices if self.ready else None,
+                ),
             )
         if self.settings.serves_ingest:
             self.asgi.mount(ingest_handles, self.ingest_app)
@@ -167,6 +171,13 @@ class Flagstaff:
         assert self.store is not None
         with self.store.unit_of_work(read_only=True) as uow:
             return [notice_of(record) for record in uow.notices.list()]
+
+    def record_signed_notice(self, item: AuditItem) -> None:
+        """The signed notices' audit sink: blocking, raises while the database is unreachable."""
+        assert self.store is not None
+        record_signed_notice(
+            self.store, item.document, accepted_at=item.accepted_at, accepted_by=item.accepted_by
+        )
 
     def record_break_glass(self, item: AuditItem) -> None:
         """The kill switch's audit sink: blocking, raises while the database is unreachable."""
@@ -248,9 +259,19 @@ class Flagstaff:
                     directory=self.settings.data_dir / "status",
                     poll_seconds=self.settings.status_poll_seconds,
                 )
+                self.signed_notices = SignedNotices(
+                    self.status_site.board,
+                    keyring=self.kill_switch.keyring,
+                    forwarder=self.kill_switch.forwarder,
+                    audit_sink=self.record_signed_notice,
+                    accepted_by=self.kill_switch.accepted_by,
+                    directory=self.settings.data_dir / "status",
+                )
             await self.delivery.start()
             if self.kill_switch is not None:
                 await self.kill_switch.start()
+            if self.signed_notices is not None:
+                await self.signed_notices.start()
             if self.settings.serves_delivery:
                 self.freshness = Freshness(
                     self.delivery, interval_seconds=min(2.0, self.settings.status_poll_seconds)
@@ -298,7 +319,7 @@ class Flagstaff:
         self.ready = False
         if self.worker is not None:
             await self.worker.stop()
-        for part in (self.status_site, self.fleet_watch, self.freshness):
+        for part in (self.status_site, self.signed_notices, self.fleet_watch, self.freshness):
             if part is not None:
                 await part.stop()
         if self.ingest is not None:

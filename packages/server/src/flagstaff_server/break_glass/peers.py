@@ -19,9 +19,19 @@ from typing import Any
 import httpx
 import orjson
 
-from flagstaff_server.break_glass.document import CLEAR, ENDPOINT
+from flagstaff_server.break_glass.document import CLEAR, ENDPOINT, OVERRIDE
+from flagstaff_server.break_glass.notice_document import ENDPOINT as NOTICE_ENDPOINT
+from flagstaff_server.break_glass.notice_document import NOTICE, NOTICE_CLEAR
 
 log = logging.getLogger(__name__)
+
+ROUTES: Mapping[str, tuple[str, str]] = {
+    OVERRIDE: ("POST", ENDPOINT),
+    CLEAR: ("DELETE", ENDPOINT),
+    NOTICE: ("POST", NOTICE_ENDPOINT),
+    NOTICE_CLEAR: ("DELETE", NOTICE_ENDPOINT),
+}
+"""How each kind of document is handed to a peer: the method and the path."""
 
 PENDING_LIMIT = 1_000
 """Documents waiting per peer; beyond it the oldest are dropped (and counted): a peer that
@@ -82,11 +92,11 @@ class PeerForwarder:
         self, client: httpx.AsyncClient, peer: str, document: Mapping[str, Any]
     ) -> bool:
         """Whether `peer` answered (accepted or refused); False to retry later."""
-        method = "DELETE" if document.get("kind") == CLEAR else "POST"
+        method, path = ROUTES.get(str(document.get("kind")), ROUTES[OVERRIDE])
         try:
             response = await client.request(
                 method,
-                peer + ENDPOINT,
+                peer + path,
                 content=orjson.dumps(document),
                 headers={"content-type": "application/json"},
             )

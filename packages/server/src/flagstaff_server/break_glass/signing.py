@@ -16,18 +16,29 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from flagstaff_server.break_glass.document import Document
 from flagstaff_server.errors import Forbidden, ValidationError
 
 SIGNATURE_BYTES = 64
 _PEM_BLOCK = re.compile(
     rb"-----BEGIN PUBLIC KEY-----\s+.*?-----END PUBLIC KEY-----", flags=re.DOTALL
 )
+
+
+class Signed(Protocol):
+    """A decoded break-glass document: an override or clear (`document.Document`), or a signed
+    notice (`notice_document.NoticeDocument`)."""
+
+    @property
+    def key_id(self) -> str: ...
+    @property
+    def signature(self) -> str: ...
+    def signed_bytes(self) -> bytes: ...
 
 
 class KeyFileError(ValueError):
@@ -110,7 +121,7 @@ class Keyring:
 
     keys: Mapping[str, Ed25519PublicKey]
 
-    def verify(self, document: Document) -> None:
+    def verify(self, document: Signed) -> None:
         """Raise unless `document` carries a valid signature by a trusted key: ValidationError
         for a signature that is not 64 bytes of base64, Forbidden for an unknown key or a
         signature that does not match (a tampered or foreign document)."""

@@ -1,6 +1,7 @@
-"""`flagstaff killswitch keygen|sign|push`: the break-glass path. Make an Ed25519 key pair, sign
-an override (or the clear of one) offline, and hand the signed document to delivery nodes and
-relays, which apply it with the API, the database and the feed down (docs/break-glass.md).
+"""`flagstaff killswitch keygen|sign|sign-notice|push`: the break-glass path. Make an Ed25519 key
+pair, sign an override (or the clear of one) or a status-page notice (or its clear) offline, and
+hand the signed document to delivery nodes and relays, which apply it with the API, the database
+and the feed down (docs/break-glass.md, docs/operations/regions.md "Status page").
 
 Argument glue only: documents are built in `break_glass.document`, signed in
 `break_glass.signing`; nodes verify them in `break_glass.switch`.
@@ -30,6 +31,12 @@ from flagstaff_server.break_glass.document import (
     decode_document,
     unsigned_document,
 )
+from flagstaff_server.break_glass.notice_document import (
+    decode_notice_document,
+    unsigned_notice,
+    unsigned_notice_clear,
+)
+from flagstaff_server.break_glass.peers import ROUTES
 from flagstaff_server.break_glass.signing import (
     KeyFileError,
     generate_key_pair,
@@ -46,7 +53,8 @@ _UNIT_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 DESCRIPTION = """\
 Break-glass kill switch: turn a flag off (or on, or to one variation) on delivery nodes and
 relays directly, when the management API or its database cannot be reached. Nodes trust the
-public keys in FLAGSTAFF_BREAK_GLASS_KEYS. See docs/break-glass.md.
+public keys in FLAGSTAFF_BREAK_GLASS_KEYS. See docs/break-glass.md. `sign-notice` signs a notice
+for the nodes' status pages the same way (docs/operations/regions.md, "Status page").
 """
 
 
@@ -84,6 +92,22 @@ def register(subparsers: Any) -> None:
     )
     signer.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     signer.set_defaults(run=run_sign)
+
+    notice = commands.add_parser(
+        "sign-notice", help="sign a notice for the nodes' status pages (or its clear) offline"
+    )
+    notice.add_argument("--key", type=Path, required=True, help="private key file (from keygen)")
+    what = notice.add_mutually_exclusive_group(required=True)
+    what.add_argument("--title", help="the notice's heading (1-200 characters)")
+    what.add_argument("--clear", metavar="NOTICE_ID", help="end the signed notice with this id")
+    notice.add_argument("--message", default="", help="what to do about it")
+    notice.add_argument("--severity", choices=("info", "warning", "critical"), default="warning")
+    notice.add_argument(
+        "--region", action="append", default=[], help="a region it concerns (repeat; none: all)"
+    )
+    notice.add_argument("--expires", metavar="DURATION", help="90s, 30m, 2h, 1d (default: never)")
+    notice.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    notice.set_defaults(run=run_sign_notice)
 
     push = commands.add_parser("push", help="hand a signed document to delivery nodes/relays")
     push.add_argument(
@@ -154,14 +178,47 @@ def run_sign(args: argparse.Namespace) -> int:
         decode_document(document)  # the same checks a node makes, before anyone relies on it
     except FlagstaffError as exc:
         raise CommandError(f"{exc.path}: {exc.message}") from exc
+    return _write_document(document, args.output)
+
+
+def run_sign_notice(args: argparse.Namespace) -> int:
+    try:
+        private_key = load_private_key(args.key)
+    except KeyFileError as exc:
+        raise CommandError(str(exc)) from exc
+    signer = key_id(private_key.public_key())
+    now = time.time_ns() // 1_000_000
+    if args.clear is not None:
+        if args.expires or args.message or args.region:
+            raise CommandError("--clear takes no --message, --region or --expires")
+        document = unsigned_notice_clear(key_id=signer, notice_id=args.clear, issued_at=now)
+    else:
+        document = unsigned_notice(
+            key_id=signer,
+            title=args.title,
+            message=args.message,
+            severity=args.severity,
+            regions=tuple(args.region),
+            issued_at=now,
+            expires_at=None if not args.expires else now + parse_duration(args.expires),
+        )
+    document["signature"] = sign(private_key, canonical_bytes(document))
+    try:
+        decode_notice_document(document)  # the checks a node makes, before anyone relies on it
+    except FlagstaffError as exc:
+        raise CommandError(f"{exc.path}: {exc.message}") from exc
+    return _write_document(document, args.output)
+
+
+def _write_document(document: dict[str, Any], output: Path | None) -> int:
     text = json.dumps(document, indent=2) + "\n"
-    if args.output is None:
+    if output is None:
         sys.stdout.write(text)
         return 0
     try:
-        args.output.write_text(text, encoding="utf-8")
+        output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise CommandError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+        raise CommandError(f"cannot write {output}: {exc.strerror or exc}") from exc
     return 0
 
 
@@ -173,11 +230,12 @@ def run_push(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot read {args.document}: {exc.strerror or exc}") from exc
     except ValueError as exc:
         raise CommandError(f"{args.document} is not JSON: {exc}") from exc
-    method = "DELETE" if isinstance(document, dict) and document.get("kind") == CLEAR else "POST"
+    kind = document.get("kind") if isinstance(document, dict) else None
+    method, path = ROUTES.get(str(kind), ("POST", ENDPOINT))
     failed = 0
     with httpx.Client(timeout=args.timeout) as client:
         for url in args.to:
-            target = url.rstrip("/") + ENDPOINT
+            target = url.rstrip("/") + path
             try:
                 response = client.request(
                     method, target, content=body, headers={"content-type": "application/json"}
@@ -201,6 +259,10 @@ def run_push(args: argparse.Namespace) -> int:
 def _accepted(response: httpx.Response) -> str:
     try:
         result = response.json()
+        if "cleared" in result:  # a signed notice or its clear
+            if result["cleared"] is not None:
+                return f"accepted: notice {result['cleared']} cleared"
+            return f"accepted: notice {result['notice']['_id']} shown"
         flag = f"{result['project']}/{result['environment']}/{result['flag']}"
         action = result["action"]
         served = "cleared" if action is None else json.dumps(action)

@@ -43,7 +43,7 @@ from flagstaff_server.relay.reconcile import ItemChange, changes_from_data, chan
 from flagstaff_server.relay.spool import EventSpool
 from flagstaff_server.relay.upstream import Upstream
 from flagstaff_server.services.ports import ChangeKind
-from flagstaff_server.status_page import StatusPageApp, StatusSite
+from flagstaff_server.status_page import SignedNotices, StatusPageApp, StatusSite
 from flagstaff_server.status_page import handles as status_page_handles
 from flagstaff_server.tasks import cancel_and_wait
 
@@ -111,6 +111,15 @@ class Relay:
             directory=config.data_dir / "status",
             poll_seconds=config.status_poll_seconds,
         )
+        # no database here: the relay's signed notices reach the audit log through a delivery
+        # node among its break-glass peers, as overrides do
+        self.signed_notices = SignedNotices(
+            self.status_site.board,
+            keyring=self.kill_switch.keyring,
+            forwarder=self.kill_switch.forwarder,
+            accepted_by=self.kill_switch.accepted_by,
+            directory=config.data_dir / "status",
+        )
         self.environments = {env.name: RelayEnvironment(config=env) for env in config.environments}
         self.by_id = {state.env_id: state for state in self.environments.values()}
         self.spool = EventSpool(config.data_dir / "events") if config.events.forward else None
@@ -139,7 +148,11 @@ class Relay:
         self.asgi.mount(client_handles, self.client_delivery)
         self.asgi.mount(break_glass_handles, BreakGlassApp(lambda: self.kill_switch))
         self.asgi.mount(
-            status_page_handles, StatusPageApp(lambda: self.status_site if self.ready else None)
+            status_page_handles,
+            StatusPageApp(
+                lambda: self.status_site if self.ready else None,
+                lambda: self.signed_notices if self.ready else None,
+            ),
         )
         self.asgi.mount(event_handles, self.events)
 
@@ -189,6 +202,7 @@ class Relay:
             if pending:
                 log.info("relay event spool holds %d payloads from before the restart", pending)
             self._spawn(self.forwarder.run(), "relay-events")
+        await self.signed_notices.start()
         await self.status_site.start()
         self.ready = True
         log.info(
@@ -200,6 +214,7 @@ class Relay:
     async def stop(self) -> None:
         self.ready = False
         await self.status_site.stop()
+        await self.signed_notices.stop()
         for state in self.environments.values():
             if state.upstream is not None:
                 await asyncio.to_thread(state.upstream.stop)

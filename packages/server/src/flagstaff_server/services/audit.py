@@ -58,6 +58,8 @@ TITLE_VERBS: Mapping[str, str] = {
     "deleteAccount": "deleted the account",
     "createNotice": "posted the status notice",
     "deleteNotice": "removed the status notice",
+    "breakGlassNotice": "posted the signed status notice",
+    "breakGlassNoticeClear": "cleared the signed status notice",
     # break-glass documents, recorded when the control plane returns (services.break_glass)
     "breakGlassTurnOff": "turned off (break-glass) the flag",
     "breakGlassTurnOn": "turned on (break-glass) the flag",

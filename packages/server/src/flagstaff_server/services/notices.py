@@ -9,10 +9,12 @@ may read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from flagstaff_server.errors import NotFound
+from flagstaff_server.errors import AlreadyExists, NotFound
 from flagstaff_server.notice import (
     ID_PATTERN,
     Notice,
@@ -31,9 +33,11 @@ from flagstaff_server.services.plane import (
     from_epoch_millis,
     new_id,
 )
-from flagstaff_server.services.ports import JsonObject, NoticeRecord, UnitOfWork
+from flagstaff_server.services.ports import AuditEntry, JsonObject, NoticeRecord, Store, UnitOfWork
 
 LINK_BASE = "/api/v2/status/notices"
+SIGNED_ACTOR_PREFIX = "break-glass:"
+"""Audit entries of signed notices name their signing key as the actor (as overrides do)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +132,34 @@ def delete_notice(plane: ControlPlane, actor: Actor, notice_id: str) -> None:
         )
         # version 2: the deletion follows the one version a notice has
         tx.change(project="", environment="", kind="notice", key=record.id, version=2, item=None)
+
+
+def record_signed_notice(
+    store: Store, document: Mapping[str, Any], *, accepted_at: int, accepted_by: str
+) -> bool:
+    """The audit entry of a signed notice (or clear) a node accepted while the API was out of
+    reach; False when it was there already (its id is the document's, so every node that
+    accepted it may record it). Raises StoreUnavailable (or the region's read-only error) while
+    the database cannot take it. The notice itself stays on the nodes, not in the table."""
+    clear = document.get("kind") == "statusNoticeClear"
+    notice_id = str(document["notice"] if clear else document["id"])
+    entry = AuditEntry(
+        id=str(document["id"]),
+        at=from_epoch_millis(accepted_at),
+        actor=f"{SIGNED_ACTOR_PREFIX}{document['keyId']}",
+        kind="notice",
+        resource=resource_of(notice_id),
+        action="breakGlassNoticeClear" if clear else "breakGlassNotice",
+        comment=f"signed {'clear' if clear else 'notice'} {document['id']} accepted by "
+        f"{accepted_by}",
+        after={**document, "acceptedAt": accepted_at, "acceptedBy": accepted_by},
+    )
+    try:
+        with store.unit_of_work() as uow:
+            uow.audit.append(entry)
+    except AlreadyExists:
+        return False
+    return True
 
 
 def _existing(uow: UnitOfWork, notice_id: str) -> NoticeRecord:

@@ -4,6 +4,7 @@ control plane is down. See docs/operations/regions.md, "Status page".
 """
 
 from flagstaff_server.status_page.asgi import StatusPageApp, handles
+from flagstaff_server.status_page.signed_notices import SignedNotices
 from flagstaff_server.status_page.site import StatusSite
 
-__all__ = ["StatusPageApp", "StatusSite", "handles"]
+__all__ = ["SignedNotices", "StatusPageApp", "StatusSite", "handles"]

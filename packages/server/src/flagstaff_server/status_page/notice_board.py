@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 Origin = Literal["feed", "signed", "upstream"]
 ORIGINS: tuple[Origin, ...] = ("feed", "signed", "upstream")
+KEPT: tuple[Origin, ...] = ("feed", "upstream")
+"""The origins this board's file holds."""
 FILE_NAME = "notices.json"
 FORMAT = 1
 LIMIT = 200
@@ -90,8 +92,10 @@ class NoticeBoard:
     # the file --------------------------------------------------------------------------------
 
     def encode(self) -> bytes:
+        """The file's content: the feed's and upstream's notices (signed ones are kept with
+        their documents by `signed_notices`, which restores them)."""
         body: dict[str, Any] = {"format": FORMAT}
-        for origin in ORIGINS:
+        for origin in KEPT:
             body[origin] = [notice_json(n) for n in self.held[origin].values()]
         return orjson.dumps(body)
 
@@ -109,7 +113,7 @@ class NoticeBoard:
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             log.error("ignoring notices file %s of an unknown format", path)
             return
-        for origin in ORIGINS:
+        for origin in KEPT:
             self.held[origin] = _decoded(data.get(origin), path)
         self.revision += 1
 
