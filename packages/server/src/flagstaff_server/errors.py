@@ -14,6 +14,7 @@
     │   └── UriTooLong            414  a context in the path longer than a request may carry
     ├── Unauthorized              401  no valid credential
     ├── Forbidden                 403  valid credential, insufficient role or scope
+    ├── ApprovalRequired          405  a direct change where the environment requires approval
     ├── TooManyAttempts           429  too many failed sign-ins; `retry_after` seconds to wait
     ├── UnsupportedMediaType      415
     ├── StoreUnavailable          503  the database (or feed) cannot be reached
@@ -91,6 +92,13 @@ class Unauthorized(FlagstaffError):
 
 class Forbidden(FlagstaffError):
     code = "forbidden"
+
+
+class ApprovalRequired(FlagstaffError):
+    """The change would alter what an environment requiring approval serves, and the caller may
+    not bypass approvals: it must go through an approval request (LaunchDarkly answers 405)."""
+
+    code = "approval_required"
 
 
 class TooManyAttempts(FlagstaffError):

@@ -20,6 +20,7 @@ from starlette.responses import Response
 
 from flagstaff_server.errors import (
     AlreadyExists,
+    ApprovalRequired,
     Conflict,
     ContentTooLarge,
     FlagstaffError,
@@ -59,6 +60,7 @@ PROBLEMS: Mapping[type[FlagstaffError], ProblemKind] = {
     InvalidInput: ProblemKind(400, "Invalid request"),
     Unauthorized: ProblemKind(401, "Unauthorized"),
     Forbidden: ProblemKind(403, "Forbidden"),
+    ApprovalRequired: ProblemKind(405, "Approval required"),
     TooManyAttempts: ProblemKind(429, "Too many attempts"),
     UnsupportedMediaType: ProblemKind(415, "Unsupported media type"),
     StoreUnavailable: ProblemKind(503, "Service unavailable"),

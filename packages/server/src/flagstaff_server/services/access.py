@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from flagstaff_server.errors import Forbidden, Unauthorized
-from flagstaff_server.services.ports import Role, UnitOfWork
+from flagstaff_server.services.ports import Role, TokenRecord, UnitOfWork
 
 ROLE_RANK: Mapping[Role, int] = {"reader": 0, "writer": 1, "admin": 2}
 
@@ -34,10 +34,19 @@ class Actor:
     role: Role
     project: str | None = None
     environment: str | None = None
+    approval_bypass: bool = False
+    """A token created with `bypassApprovals` (docs/workflows.md, "Who may bypass")."""
 
     @property
     def is_scoped(self) -> bool:
         return self.project is not None
+
+    @property
+    def bypasses_approvals(self) -> bool:
+        """Whether this caller may change what an environment requiring approval serves without
+        an approval request: the admin role (as LaunchDarkly's admins and owners), or a token
+        made to."""
+        return self.role == "admin" or self.approval_bypass
 
     def may(
         self, role: Role, *, project: str | None = None, environment: str | None = None
@@ -114,10 +123,16 @@ def authenticate(uow: UnitOfWork, authorization: str | None, *, admin_token: str
     record = uow.tokens.find_by_secret_hash(hash_secret(secret))
     if record is None or record.revoked is not None:
         raise Unauthorized("unknown or revoked access token")
+    return token_actor(record)
+
+
+def token_actor(record: TokenRecord) -> Actor:
+    """The caller an access token speaks for."""
     return Actor(
         token_id=record.id,
         name=record.name,
         role=record.role,
         project=record.project,
         environment=record.environment,
+        approval_bypass=record.doc.get("bypassApprovals") is True,
     )

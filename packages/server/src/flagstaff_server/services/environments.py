@@ -12,6 +12,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from flagstaff_server.delivery.credential import environment_item
+from flagstaff_server.domain.approval_settings import (
+    RESOURCE_KINDS,
+    check_approval_settings,
+    check_resource_approval_settings,
+    settings_json,
+)
 from flagstaff_server.domain.conversion import to_sdk_flag
 from flagstaff_server.domain.flag import add_environment_to_flag, remove_environment_from_flag
 from flagstaff_server.errors import NotFound
@@ -48,6 +54,8 @@ EDITABLE: Mapping[str, field.Rule] = {
     "confirmChanges": field.check_bool,
     "tags": field.check_tags,
     "critical": field.check_bool,
+    "approvalSettings": check_approval_settings,
+    "resourceApprovalSettings": check_resource_approval_settings,
 }
 READ_ONLY = ("_id", "key", "apiKey", "mobileKey")
 
@@ -106,6 +114,8 @@ def represent(record: EnvironmentRecord) -> JsonObject:
         "confirmChanges": doc.get("confirmChanges", False),
         "tags": list(doc.get("tags", [])),
         "critical": doc.get("critical", False),
+        "approvalSettings": settings_json(doc, "flag"),
+        "resourceApprovalSettings": {kind: settings_json(doc, kind) for kind in RESOURCE_KINDS},
     }
 
 

@@ -34,6 +34,7 @@ from flagstaff_server.errors import (
     VersionConflict,
 )
 from flagstaff_server.services.access import Actor, authorize
+from flagstaff_server.services.approval_gate import DIRECT, Clearance, check_change
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import FlagRecord, JsonObject, UnitOfWork
@@ -228,6 +229,16 @@ def create_flag(plane: ControlPlane, actor: Actor, project: str, body: object) -
         if uow.flags.get(project, key) is not None:
             raise AlreadyExists(f"a flag with key {key!r} already exists", path="/key")
         validate_flag_document(document, flag_lookup=lookup_in(uow, project, edited=document))
+        check_flag_change(
+            tx,
+            project,
+            None,
+            document,
+            [env for env, config in document["environments"].items() if config.get("on")],
+            comment=None,
+            clearance=DIRECT,
+            comment_required=False,
+        )
         uow.flags.add(FlagRecord(project=project, key=key, version=1, doc=document))
         tx.audit(
             kind="flag",
@@ -273,30 +284,55 @@ def edited_document(tx: Transaction, record: FlagRecord, request: EditRequest) -
 
 
 def patch_flag(
-    plane: ControlPlane, actor: Actor, project: str, key: str, request: EditRequest
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    key: str,
+    request: EditRequest,
+    *,
+    clearance: Clearance = DIRECT,
 ) -> JsonObject:
     """Apply one PATCH all-or-nothing; a stale `expected_version` or `/_version` test is a 409.
     A write that loses to a concurrent one is re-applied to the winner's state."""
-    return retry_lost_races(lambda: try_patch_flag(plane, actor, project, key, request))
+
+    def attempt() -> JsonObject:
+        with plane.write(actor) as tx:
+            return edit_flag(tx, project, key, request, clearance=clearance)
+
+    return retry_lost_races(attempt)
 
 
-def try_patch_flag(
-    plane: ControlPlane, actor: Actor, project: str, key: str, request: EditRequest
+def edit_flag(
+    tx: Transaction,
+    project: str,
+    key: str,
+    request: EditRequest,
+    *,
+    clearance: Clearance = DIRECT,
 ) -> JsonObject:
-    with plane.write(actor) as tx:
-        record = get_record(tx.uow, project, key, for_update=True)
-        if request.expected_version is not None and request.expected_version != record.version:
-            raise VersionConflict(
-                f"flag {key!r} is at version {record.version}, not {request.expected_version}",
-                path="/_version",
-            )
-        after = edited_document(tx, record, request)
-        if after is None:
-            remove(tx, record, comment=request.comment, patch=request.body)
-            return present_flag(record.doc, project_key=project)
-        document = commit_edit(
-            tx, record, after, action="updateFlag", comment=request.comment, body=request.body
+    """The one path every edit of a flag takes (a PATCH, an applied approval request, a
+    scheduled change), inside the caller's transaction: lock, apply, validate, check the
+    environments' approval and comment rules against `clearance`, store, audit, announce.
+    Returns the flag as the API presents it (as it was, when the edit deleted it)."""
+    record = get_record(tx.uow, project, key, for_update=True)
+    if request.expected_version is not None and request.expected_version != record.version:
+        raise VersionConflict(
+            f"flag {key!r} is at version {record.version}, not {request.expected_version}",
+            path="/_version",
         )
+    after = edited_document(tx, record, request)
+    if after is None:
+        remove(tx, record, comment=request.comment, patch=request.body, clearance=clearance)
+        return present_flag(record.doc, project_key=project)
+    document = commit_edit(
+        tx,
+        record,
+        after,
+        action="updateFlag",
+        comment=request.comment,
+        body=request.body,
+        clearance=clearance,
+    )
     return present_flag(document, project_key=project)
 
 
@@ -308,9 +344,11 @@ def commit_edit(
     action: str,
     comment: str | None,
     body: object,
+    clearance: Clearance = DIRECT,
 ) -> JsonObject:
-    """Validate the edited flag, bump its versions, store it (compare-and-set), and record the
-    audit entry and the change records; returns the stored document (unchanged: `record.doc`)."""
+    """Validate the edited flag, bump its versions, check the approval and comment rules of the
+    environments it changes, store it (compare-and-set), and record the audit entry and the
+    change records; returns the stored document (unchanged: `record.doc`)."""
     project = record.project
     validate_flag_document(after, flag_lookup=lookup_in(tx.uow, project, edited=after))
     bump = bump_versions(record.doc, after, epoch_millis(tx.now))
@@ -318,6 +356,15 @@ def commit_edit(
         return record.doc
     document = bump.document
     check_scope(tx.actor, project, record.doc, document, bump.changed_environments)
+    check_flag_change(
+        tx,
+        project,
+        record.doc,
+        document,
+        bump.changed_environments,
+        comment=comment,
+        clearance=clearance,
+    )
     store_flag(tx, record, document)
     tx.audit(
         kind="flag",
@@ -331,6 +378,35 @@ def commit_edit(
     for environment in bump.changed_environments:
         announce(tx, project, document, environment)
     return document
+
+
+def check_flag_change(
+    tx: Transaction,
+    project: str,
+    before: JsonObject | None,
+    after: JsonObject,
+    environments: Sequence[str],
+    *,
+    comment: str | None,
+    clearance: Clearance,
+    comment_required: bool = True,
+) -> None:
+    """The approval and comment rules of `environments` (those whose configuration the change
+    alters) for this flag; its tags before and after both count, so removing the tag that makes
+    a flag need approval needs approval too."""
+    key = str(after["key"])
+    check_change(
+        tx,
+        kind="flag",
+        project=project,
+        key=key,
+        environments=environments,
+        tags={*(before or {}).get("tags", []), *after.get("tags", [])},
+        comment=comment,
+        clearance=clearance,
+        resource_of=lambda environment: resource_of(project, key, environment),
+        comment_required=comment_required,
+    )
 
 
 def store_flag(tx: Transaction, record: FlagRecord, document: JsonObject) -> None:
@@ -377,15 +453,34 @@ def prerequisite_users(uow: UnitOfWork, project: str, key: str) -> list[str]:
     ]
 
 
-def remove(tx: Transaction, record: FlagRecord, *, comment: str | None, patch: object) -> None:
+def remove(
+    tx: Transaction,
+    record: FlagRecord,
+    *,
+    comment: str | None,
+    patch: object,
+    clearance: Clearance = DIRECT,
+    comment_required: bool = True,
+) -> None:
     """Delete the flag and tell delivery, in every environment, with a version above the last.
-    A flag other flags name as a prerequisite stays: deleting it would silently turn them off."""
+    A flag other flags name as a prerequisite stays: deleting it would silently turn them off.
+    Deleting changes what every environment serves, so each one's approval rules apply."""
     dependents = prerequisite_users(tx.uow, record.project, record.key)
     if dependents:
         raise Conflict(
             f"flag {record.key!r} is a prerequisite of {', '.join(map(repr, dependents))}; "
             "remove those prerequisites first"
         )
+    check_flag_change(
+        tx,
+        record.project,
+        record.doc,
+        record.doc,
+        list(record.doc.get("environments", {})),
+        comment=comment,
+        clearance=clearance,
+        comment_required=comment_required,
+    )
     try:
         tx.uow.flags.delete(record.project, record.key, expected_version=record.version)
     except VersionConflict as exc:
@@ -413,6 +508,7 @@ def delete_flag(plane: ControlPlane, actor: Actor, project: str, key: str) -> No
     def attempt() -> None:
         with plane.write(actor) as tx:
             record = get_record(tx.uow, project, key, for_update=True)
-            remove(tx, record, comment=None, patch=None)
+            # DELETE carries no comment: the request itself is the record (docs/workflows.md)
+            remove(tx, record, comment=None, patch=None, comment_required=False)
 
     retry_lost_races(attempt)

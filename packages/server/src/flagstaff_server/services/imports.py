@@ -30,6 +30,7 @@ from flagstaff_server.domain import (
 from flagstaff_server.errors import NotFound, ValidationError
 from flagstaff_server.services import flags, segments
 from flagstaff_server.services.access import Actor, authorize
+from flagstaff_server.services.approval_gate import DIRECT
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import (
     EnvironmentRecord,
@@ -178,7 +179,9 @@ def import_flag(
     except ValidationError as exc:
         path = f"/flags/{key}{exc.path or ''}"
         raise ValidationError(f"flag {key!r}: {exc.message}", path=path) from exc
+    before = None if existing is None else existing.doc
     if existing is None:
+        check_import(tx, project, None, document, [env.key for env in environments])
         tx.uow.flags.add(FlagRecord(project=project, key=key, version=1, doc=document))
         announced = [environment.key for environment in project_environments]
     else:
@@ -189,9 +192,9 @@ def import_flag(
         for environment in environments:
             config = document["environments"][environment.key]
             config["version"] = max(int(config["version"]), file_version(sdk_flag))
+        check_import(tx, project, existing.doc, document, bump.changed_environments)
         flags.store_flag(tx, existing, document)
         announced = list(bump.changed_environments)
-    before = None if existing is None else existing.doc
     tx.audit(
         kind="flag",
         resource=flags.resource_of(project, key, flag_change(before, document).environment),
@@ -202,6 +205,27 @@ def import_flag(
     for environment_key in announced:
         flags.announce(tx, project, document, environment_key)
     return existing is None
+
+
+def check_import(
+    tx: Transaction,
+    project: str,
+    before: JsonObject | None,
+    after: JsonObject,
+    environments: Sequence[str],
+) -> None:
+    """An import into an environment that requires approval is refused unless the actor may
+    bypass approvals; an import file carries no comment, so none is asked for."""
+    flags.check_flag_change(
+        tx,
+        project,
+        before,
+        after,
+        environments,
+        comment=None,
+        clearance=DIRECT,
+        comment_required=False,
+    )
 
 
 def imported_flag(
@@ -293,6 +317,14 @@ def import_segment(
         key=key,
         version=int(document["version"]),
         doc=document,
+    )
+    segments.check_segment_change(
+        tx,
+        existing or record,
+        document,
+        comment=None,
+        clearance=DIRECT,
+        comment_required=False,
     )
     if existing is None:
         tx.uow.segments.add(record)

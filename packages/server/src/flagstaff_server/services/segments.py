@@ -22,6 +22,7 @@ from flagstaff_server.domain import (
 from flagstaff_server.errors import AlreadyExists, LostRace, NotFound, VersionConflict
 from flagstaff_server.services import flags
 from flagstaff_server.services.access import Actor
+from flagstaff_server.services.approval_gate import DIRECT, Clearance, check_change
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import JsonObject, SegmentRecord, UnitOfWork
@@ -139,47 +140,82 @@ def patch_segment(
     environment: str,
     key: str,
     request: EditRequest,
+    *,
+    clearance: Clearance = DIRECT,
 ) -> JsonObject:
     """Apply one PATCH all-or-nothing; a stale `expected_version` or `/version` test is a 409.
     A write that loses to a concurrent one is re-applied to the winner's state."""
-    return retry_lost_races(
-        lambda: try_patch_segment(plane, actor, project, environment, key, request)
-    )
+
+    def attempt() -> JsonObject:
+        with plane.write(actor) as tx:
+            return edit_segment(tx, project, environment, key, request, clearance=clearance)
+
+    return retry_lost_races(attempt)
 
 
-def try_patch_segment(
-    plane: ControlPlane,
-    actor: Actor,
+def edit_segment(
+    tx: Transaction,
     project: str,
     environment: str,
     key: str,
     request: EditRequest,
+    *,
+    clearance: Clearance = DIRECT,
 ) -> JsonObject:
-    with plane.write(actor) as tx:
-        record = get_record(tx.uow, project, environment, key, for_update=True)
-        if request.expected_version is not None and request.expected_version != record.version:
-            raise VersionConflict(
-                f"segment {key!r} is at version {record.version}, not {request.expected_version}",
-                path="/version",
-            )
-        after = edited_document(tx, record, request)
-        validate_segment_document(after)
-        bump = bump_segment_version(record.doc, after, epoch_millis(tx.now))
-        document = bump.document
-        if not bump.changed:
-            return present_segment(record.doc, project_key=project, environment_key=environment)
-        store_segment(tx, record, replace(record, version=int(document["version"]), doc=document))
-        tx.audit(
-            kind="segment",
-            resource=resource_of(project, environment, key),
-            action="updateSegment",
-            comment=request.comment,
-            patch=request.body,
-            before=record.doc,
-            after=document,
+    """The one path every edit of a segment takes (a PATCH, an applied approval request),
+    inside the caller's transaction, as `flags.edit_flag`; returns the segment as presented."""
+    record = get_record(tx.uow, project, environment, key, for_update=True)
+    if request.expected_version is not None and request.expected_version != record.version:
+        raise VersionConflict(
+            f"segment {key!r} is at version {record.version}, not {request.expected_version}",
+            path="/version",
         )
-        announce(tx, project, environment, document)
+    after = edited_document(tx, record, request)
+    validate_segment_document(after)
+    bump = bump_segment_version(record.doc, after, epoch_millis(tx.now))
+    document = bump.document
+    if not bump.changed:
+        return present_segment(record.doc, project_key=project, environment_key=environment)
+    check_segment_change(
+        tx, record, after, comment=request.comment, clearance=clearance, comment_required=True
+    )
+    store_segment(tx, record, replace(record, version=int(document["version"]), doc=document))
+    tx.audit(
+        kind="segment",
+        resource=resource_of(project, environment, key),
+        action="updateSegment",
+        comment=request.comment,
+        patch=request.body,
+        before=record.doc,
+        after=document,
+    )
+    announce(tx, project, environment, document)
     return present_segment(document, project_key=project, environment_key=environment)
+
+
+def check_segment_change(
+    tx: Transaction,
+    record: SegmentRecord,
+    after: JsonObject,
+    *,
+    comment: str | None,
+    clearance: Clearance,
+    comment_required: bool,
+) -> None:
+    """The approval and comment rules of the segment's environment (its tags before and after
+    both count, as for flags)."""
+    check_change(
+        tx,
+        kind="segment",
+        project=record.project,
+        key=record.key,
+        environments=(record.environment,),
+        tags={*record.doc.get("tags", []), *after.get("tags", [])},
+        comment=comment,
+        clearance=clearance,
+        resource_of=lambda environment: resource_of(record.project, environment, record.key),
+        comment_required=comment_required,
+    )
 
 
 def store_segment(tx: Transaction, existing: SegmentRecord, record: SegmentRecord) -> None:
@@ -201,6 +237,10 @@ def try_delete_segment(
 ) -> None:
     with plane.write(actor) as tx:
         record = get_record(tx.uow, project, environment, key, for_update=True)
+        # DELETE carries no comment: the request itself is the record (docs/workflows.md)
+        check_segment_change(
+            tx, record, record.doc, comment=None, clearance=DIRECT, comment_required=False
+        )
         try:
             tx.uow.segments.delete(project, environment, key, expected_version=record.version)
         except VersionConflict as exc:

@@ -20,6 +20,7 @@ from flagstaff_server.services.access import (
     Actor,
     authenticate,
     hash_secret,
+    token_actor,
 )
 from flagstaff_server.services.accounts import ACCOUNT_ACTOR_PREFIX, actor_of
 from flagstaff_server.services.password import decoy_hash, verify_password
@@ -106,13 +107,7 @@ def subject_actor(uow: UnitOfWork, subject: str, *, admin_token: str | None) -> 
             return authenticate(uow, admin_token, admin_token=admin_token)
         token = uow.tokens.get(token_id)
         if token is not None and token.revoked is None:
-            return Actor(
-                token_id=token.id,
-                name=token.name,
-                role=token.role,
-                project=token.project,
-                environment=token.environment,
-            )
+            return token_actor(token)
     raise Unauthorized("the session has ended; sign in again")
 
 

@@ -29,6 +29,9 @@ class TokenRequest:
     project: str | None = None
     environment: str | None = None
     description: str | None = None
+    bypass_approvals: bool = False
+    """Flagstaff's addition: the token may change environments that require approval directly
+    (docs/workflows.md, "Who may bypass"); admin tokens may anyway."""
 
 
 def resource_of(token_id: str) -> str:
@@ -52,6 +55,7 @@ def represent(record: TokenRecord, *, secret: str | None = None) -> JsonObject:
         "serviceToken": True,
         "projectKey": record.project,
         "environmentKey": record.environment,
+        "bypassApprovals": record.doc.get("bypassApprovals") is True,
         "_links": {"self": {"href": f"/api/v2/tokens/{record.id}", "type": "application/json"}},
     }
     return body
@@ -69,6 +73,11 @@ def check_request(uow: UnitOfWork, request: TokenRequest) -> Role:
     if role not in ROLE_RANK:
         raise ValidationError(
             f"role must be one of {', '.join(ROLE_RANK)}, got {role!r}", path="/role"
+        )
+    if request.bypass_approvals and role == "reader":
+        raise ValidationError(
+            "a reader token changes nothing, so it has no approvals to bypass",
+            path="/bypassApprovals",
         )
     if request.environment is not None and request.project is None:
         raise ValidationError("environmentKey needs a projectKey", path="/environmentKey")
@@ -103,6 +112,7 @@ def create_token(plane: ControlPlane, actor: Actor, request: TokenRequest) -> Js
                 "ending": secret[-4:],
                 "ownerId": actor.token_id,
                 "description": request.description or "",
+                "bypassApprovals": request.bypass_approvals,
             },
         )
         tx.uow.tokens.add(record)

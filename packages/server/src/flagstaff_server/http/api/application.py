@@ -45,6 +45,8 @@ ERROR_STATUSES = {
     "401": "No valid access token in `Authorization`",
     "403": "The access token's role or scope does not allow this",
     "404": "No such resource",
+    "405": "Approval required: the change alters what an environment requiring approval "
+    "serves; ask for it with an approval request",
     "409": "Conflict: the key is taken, or the version test failed",
     "413": "The request body is larger than the server's limit (1 MiB unless configured)",
     "415": "The request body is not JSON",
@@ -93,6 +95,8 @@ def document(app: FastAPI) -> dict[str, Any]:
             responses.pop("422", None)
             for code, description in ERROR_STATUSES.items():
                 if code in ("413", "415") and method.upper() not in ("POST", "PUT", "PATCH"):
+                    continue
+                if code == "405" and method.upper() not in ("POST", "PATCH", "DELETE"):
                     continue
                 responses.setdefault(code, {"description": description, "content": problem_content})
     app.openapi_schema = spec

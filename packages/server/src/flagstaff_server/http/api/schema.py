@@ -78,11 +78,31 @@ class TokenPost(Request):
     description: str | None = None
     project_key: str | None = None
     environment_key: str | None = None
+    bypass_approvals: bool | None = Field(
+        default=None,
+        description="Flagstaff's addition: the token may change environments that require "
+        "approval without an approval request (admin tokens may anyway)",
+    )
     custom_role_ids: Ignored = None
     inline_role: Ignored = None
     service_token: Ignored = None
     default_api_version: Ignored = None
     expiry: Ignored = None
+
+
+class ApprovalSettings(Response):
+    """LaunchDarkly's `ApprovalSettings` (docs/workflows.md, "Approval settings")."""
+
+    required: bool
+    bypass_approvals_for_pending_changes: bool
+    min_num_approvals: int
+    can_review_own_request: bool
+    can_apply_declined_changes: bool
+    auto_apply_approved_changes: bool
+    service_kind: str
+    service_config: dict[str, Any]
+    required_approval_tags: list[str]
+    service_kind_configuration_id: str | None = None
 
 
 class Environment(Response):
@@ -100,6 +120,10 @@ class Environment(Response):
     confirm_changes: bool
     tags: list[str]
     critical: bool
+    approval_settings: ApprovalSettings = Field(description="Approvals for flag changes")
+    resource_approval_settings: dict[str, ApprovalSettings] = Field(
+        description="Approvals for other resources, by kind (`segment`)"
+    )
 
 
 class Environments(Response):
@@ -152,6 +176,7 @@ class Token(Response):
     service_token: bool
     project_key: str | None
     environment_key: str | None
+    bypass_approvals: bool
     links: Links = Field(alias="_links")
 
 

@@ -39,6 +39,7 @@ def create_token(plane: Plane, actor: Admin, body: schema.TokenPost) -> JsonObje
         project=body.project_key,
         environment=body.environment_key,
         description=body.description,
+        bypass_approvals=bool(body.bypass_approvals),
     )
     return tokens.create_token(plane, actor, request)
 
