@@ -21,7 +21,12 @@ from flagstaff_server.delivery.client_stream import (
 )
 from flagstaff_server.delivery.evaluation_cache import EvaluationCache, etag_of
 from flagstaff_server.delivery.fanout import Channel
-from flagstaff_server.delivery.snapshot import apply_change, apply_overlay, build_snapshot
+from flagstaff_server.delivery.snapshot import (
+    apply_change,
+    apply_overlay,
+    build_snapshot,
+    rebased,
+)
 from flagstaff_server.delivery.store import Environment
 
 ENV = ("p", "e")
@@ -241,6 +246,30 @@ def test_segment_and_prerequisite_changes_send_a_whole_put() -> None:
     [(name, put)] = events(stream)
     assert name == "put"
     assert put["child"]["value"] is False  # prerequisite no longer met: off variation
+
+
+def test_a_resync_onto_lower_versions_sends_a_whole_put() -> None:
+    world = World(a=visible(flag("a", 8)), b=visible(flag("b", 8)))
+    stream = world.stream()
+    # a node resynchronised onto a restored database: `a` is back at version 5, off, and
+    # `b` is gone with a tombstone below what the client holds
+    world.env.snapshot = rebased(
+        build_snapshot(
+            *ENV,
+            seq=1,
+            flags={"a": visible(flag("a", 5, on=False))},
+            segments={},
+            tombstones={("flag", "b"): 3},
+        ),
+        epoch=2,
+        seq=1_000_003,
+    )
+    world.reevaluator.step()
+    world.run_until_idle(at=1.0)
+    [(name, put)] = events(stream)
+    assert name == "put"
+    assert put.keys() == {"a"}
+    assert (put["a"]["version"], put["a"]["value"]) == (5, False)
 
 
 def test_ping_and_ofrep_streams_get_their_notices() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from delivery_support import (
     ENVIRONMENT,
@@ -24,7 +25,7 @@ from delivery_support import (
     segment,
 )
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode, snapshot_file
-from flagstaff_server.delivery.change_log_file import decode_log, encode_log
+from flagstaff_server.delivery.change_log_file import checksum, decode_log, encode_log
 from flagstaff_server.delivery.snapshot import (
     Snapshot,
     apply_change,
@@ -265,7 +266,9 @@ async def test_without_a_log_file_the_node_starts_as_before_with_an_empty_log(
 # the disk round trip as a property ----------------------------------------------------------
 
 KEYS = st.sampled_from(["a", "b", "c"])
-STEP = st.tuples(st.sampled_from(["flag", "segment"]), KEYS, st.booleans(), st.integers(1, 3))
+STEP = st.tuples(
+    st.sampled_from(["flag", "segment", "epoch"]), KEYS, st.booleans(), st.integers(1, 3)
+)
 
 
 def _reloaded(snapshot: Snapshot, log_limit: int) -> Snapshot:
@@ -285,13 +288,19 @@ def test_every_basis_gets_the_same_answer_from_a_reloaded_snapshot(
     snapshot = empty_snapshot("p", "e")
     states = [snapshot.state]
     versions: dict[tuple[str, str], int] = {}
-    for seq, (kind, key, delete, bump) in enumerate(steps, start=1):
+    seq, epoch = 0, 1
+    for kind, key, delete, bump in steps:
+        seq += 1
+        if kind == "epoch":  # the database started an epoch: seqs jump on
+            seq, epoch = seq + 1000, epoch + 1
+            continue
         version = versions.get((kind, key), 0) + bump
         versions[(kind, key)] = version
         item = None if delete else (flag(key, version) if kind == "flag" else segment(key, version))
         applied = apply_change(
             snapshot,
             seq=seq,
+            epoch=epoch,
             kind="flag" if kind == "flag" else "segment",
             key=key,
             version=version,
@@ -307,3 +316,34 @@ def test_every_basis_gets_the_same_answer_from_a_reloaded_snapshot(
         before, after = snapshot.transfer_for(state), reloaded.transfer_for(state)
         assert (after.code, after.changes) == (before.code, before.changes)
         assert reloaded.v2_poll_body(after) == snapshot.v2_poll_body(before)
+
+
+def test_a_log_written_before_epochs_reads_as_epoch_one() -> None:
+    snapshot = empty_snapshot("p", "e")
+    for seq, key in enumerate(("a", "b"), start=1):
+        applied = apply_change(
+            snapshot, seq=seq, kind="flag", key=key, version=1, item=flag(key), log_limit=5
+        )
+        assert applied is not None
+        snapshot = applied.snapshot
+    body = b"".join(
+        orjson.dumps([entry.seq, entry.digest, entry.event.decode()]) + b"\t" + entry.data + b"\n"
+        for entry in snapshot.log
+    )
+    header = {
+        "format": 1,
+        "project": "p",
+        "environment": "e",
+        "floor": [snapshot.log_floor[1], snapshot.log_floor[2]],
+        "entries": len(snapshot.log),
+        "checksum": checksum(body),
+    }
+    kept = decode_log(orjson.dumps(header) + b"\n" + body)
+    assert kept.floor == snapshot.log_floor
+    assert [entry.state for entry in kept.entries] == [entry.state for entry in snapshot.log]
+    assert {entry.epoch for entry in kept.entries} == {1}
+    fresh, _ = snapshot_file.decode_environment(snapshot_file.encode_environment(snapshot, None))
+    restored = with_kept_log(fresh, kept.floor, kept.entries, 5)
+    assert restored is not None
+    legacy_basis = f"fs1.{snapshot.tag}.1.{snapshot.log[0].digest}"
+    assert restored.transfer_for(legacy_basis).code == "xfer-changes"

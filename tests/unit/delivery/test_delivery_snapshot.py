@@ -174,8 +174,10 @@ def test_a_basis_older_than_the_log_or_foreign_or_unknown_gets_a_full_transfer()
     assert snapshot.transfer_for(other.state).code == "xfer-full"
     assert snapshot.transfer_for("garbage").code == "xfer-full"
     assert snapshot.transfer_for(None).reason == "payload-missing"
-    forged = selector.encode_state(snapshot.tag, snapshot.seq, "0" * 16)
+    forged = selector.encode_state(snapshot.tag, 1, snapshot.seq, "0" * 16)
     assert snapshot.transfer_for(forged).code == "xfer-full"
+    other_epoch = selector.encode_state(snapshot.tag, 2, snapshot.seq, snapshot.digest)
+    assert snapshot.transfer_for(other_epoch).code == "xfer-full"
 
 
 def test_full_transfer_lists_every_object_then_commits_the_selector() -> None:
@@ -207,7 +209,15 @@ def test_full_transfer_lists_every_object_then_commits_the_selector() -> None:
 
 
 def test_selector_state_round_trips_and_rejects_foreign_strings() -> None:
-    state = selector.encode_state("abc", 12, "ff00")
-    assert selector.decode_state(state) == selector.Basis(tag="abc", seq=12, digest="ff00")
-    for bad in ("", "fs1.abc.x.ff", "fs2.abc.1.ff", "fs1..1.ff", "fs1.a.1"):
+    state = selector.encode_state("abc", 3, 12, "ff00")
+    assert state == "fs2.abc.3.12.ff00"
+    assert selector.decode_state(state) == selector.Basis(tag="abc", epoch=3, seq=12, digest="ff00")
+    bad_ones = ("", "fs1.abc.x.ff", "fs2.abc.1.ff", "fs1..1.ff", "fs1.a.1", "fs2.a.0.1.ff")
+    for bad in (*bad_ones, "fs2.a.x.1.ff", "fs3.a.1.1.ff", "fs2.a.1.1.", "fs2.a.1.²."):
         assert selector.decode_state(bad) is None
+
+
+def test_a_state_issued_before_epochs_reads_as_epoch_one() -> None:
+    assert selector.decode_state("fs1.abc.12.ff00") == selector.Basis(
+        tag="abc", epoch=1, seq=12, digest="ff00"
+    )

@@ -42,7 +42,13 @@ from flagstaff_server.regions.region_status import RegionStatus
 from flagstaff_server.services.break_glass import record_document
 from flagstaff_server.services.notices import notice_of, record_signed_notice
 from flagstaff_server.services.plane import ControlPlane
-from flagstaff_server.services.ports import ChangeFeed, Clock, EnvironmentRecord, Store
+from flagstaff_server.services.ports import (
+    ChangeFeed,
+    Clock,
+    EnvironmentRecord,
+    EpochRecord,
+    Store,
+)
 from flagstaff_server.settings import Settings
 from flagstaff_server.status_page import SignedNotices, StatusPageApp, StatusSite
 from flagstaff_server.status_page import handles as status_page_handles
@@ -186,6 +192,11 @@ class Flagstaff:
             self.store, item.document, accepted_at=item.accepted_at, accepted_by=item.accepted_by
         )
 
+    def epoch_records(self) -> list[EpochRecord]:
+        assert self.store is not None
+        with self.store.unit_of_work(read_only=True) as uow:
+            return uow.epochs.list()
+
     # lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -237,6 +248,7 @@ class Flagstaff:
                     heartbeat_seconds=self.settings.heartbeat_seconds,
                 ),
                 environments=self.environment_records,
+                epochs=self.epoch_records,
             )
             if self.settings.serves_delivery:
                 # before the node starts: it restores its overrides while loading snapshots
@@ -469,6 +481,7 @@ class Flagstaff:
             "current": node.current,
             "position": node.position,
             "dataAgeSeconds": None if self.freshness is None else self.freshness.age_seconds(),
+            "epoch": node.epoch,
             "environments": len(node.store.environments),
             **self.client_delivery_status(),
         }

@@ -114,7 +114,9 @@ class RedisChangeFeed:
         client = redis.asyncio.Redis.from_url(
             self._url, socket_connect_timeout=5, socket_timeout=self._idle_check + 5
         )
-        position = after_seq
+        position = after_seq  # the last seq yielded
+        # where the stream is read from: past `position` by the entries skipped as foreign
+        cursor = after_seq
         epochs = await self._epochs()
         try:
             while True:
@@ -122,7 +124,7 @@ class RedisChangeFeed:
                     response = await cast(
                         Any,
                         client.xread(
-                            {self._stream: f"{position}-0"},
+                            {self._stream: f"{cursor}-0"},
                             count=self._batch_size,
                             block=max(int(self._idle_check * 1000), 1),
                         ),
@@ -132,7 +134,7 @@ class RedisChangeFeed:
                     backlog = await self._backlog(position, self._batch_size)
                     for change in backlog:
                         yield change
-                        position = change.seq
+                        position = cursor = change.seq
                     if not backlog:
                         await asyncio.sleep(self._retry_delay)
                     continue
@@ -144,10 +146,13 @@ class RedisChangeFeed:
                     for change in await self._backlog(position, self._batch_size):
                         yield change
                         position = change.seq
+                    cursor = max(cursor, position)
                     continue
+                skipped = False
                 for entry_id, fields in entries:
                     seq = _seq_of(entry_id)
                     if seq <= position:
+                        cursor = max(cursor, seq)
                         continue
                     entry = self._decoded(seq, fields)
                     if entry is not None:
@@ -159,10 +164,11 @@ class RedisChangeFeed:
                             # written from a history the database no longer has (a restore,
                             # a failed-over primary): the outbox holds what replaced it
                             self.foreign_entries += 1
+                            cursor, skipped = seq, True
                             continue
                         if seq == position + 1:
                             yield entry
-                            position = seq
+                            position = cursor = seq
                             continue
                     # A hole before the entry (trimmed, lost, never announced, or an epoch's
                     # seq gap) or an unreadable entry: the outbox decides, up to the entry.
@@ -182,8 +188,18 @@ class RedisChangeFeed:
                             break
                     if not reached:
                         # the outbox cannot vouch for the entry now; never skip past it
+                        cursor = position
                         await asyncio.sleep(self._retry_delay)
                         break
+                    cursor = max(position, seq)
+                else:
+                    if skipped:
+                        # what replaced the skipped entries (an epoch's marker first) may be
+                        # in the outbox only: it was written without announcing it
+                        for change in await self._backlog(position, self._batch_size):
+                            yield change
+                            position = change.seq
+                        cursor = max(cursor, position)
         finally:
             await client.aclose()
 

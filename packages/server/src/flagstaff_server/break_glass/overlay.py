@@ -216,6 +216,24 @@ class Overlay:
         self.changed = True
         return replace(change, version=entry.served_version, item=entry.served_item())
 
+    def reset_bases(self, snapshot: Snapshot) -> list[tuple[str, int, dict[str, Any] | None]]:
+        served: list[tuple[str, int, dict[str, Any] | None]] = []
+        for flag_id, entry in list(self.entries.items()):
+            project, environment, key = flag_id
+            if (project, environment) != (snapshot.project, snapshot.environment):
+                continue
+            base = snapshot.flags.get(key)
+            gone = 0 if base is not None else snapshot.tombstones.get(("flag", key), 0)
+            if (base, gone) != (entry.base, entry.gone):
+                # the base may go down (the node left a lost history): the offset grows so the
+                # served version still only goes up
+                below = entry.served_version - (base.version if base is not None else gone)
+                entry = replace(entry, base=base, gone=gone, offset=max(entry.offset, below + 1))
+                self.entries[flag_id] = entry
+                self.changed = True
+            served.append((key, entry.served_version, entry.served_item()))
+        return served
+
     def base_view(self, snapshot: Snapshot) -> Holding:
         flags: dict[str, Item] | None = None
         gone: dict[str, int] = {}

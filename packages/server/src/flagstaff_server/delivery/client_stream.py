@@ -119,7 +119,8 @@ class Delta:
     full: bool
     """A segment changed, or a changed flag is a prerequisite of another: results of flags whose
     version did not move may differ, and clients ignore patches that do not raise the version,
-    so the stream gets a whole `put` instead."""
+    so the stream gets a whole `put` instead. Likewise when a changed flag's version went down
+    (the node resynchronised onto another history, docs/delivery.md "Epochs")."""
     old_items: dict[str, dict[str, Any]]
     """The changed flags as the old snapshot held them (to tell what the client could see)."""
 
@@ -143,11 +144,14 @@ def delta_between(old: Snapshot, new: Snapshot, data: FlagData) -> Delta:
         for prerequisite in flag.prerequisites
     )
     old_items: dict[str, dict[str, Any]] = {}
+    regressed = False
     for key in keys:
         item = old.flags.get(key)
         if item is not None:
             old_items[key] = orjson.loads(item.encoded)
-    return Delta(keys=tuple(keys), full=segments_changed or dependent, old_items=old_items)
+            regressed = regressed or deleted_version(old, new, key) <= item.version
+    full = segments_changed or dependent or regressed
+    return Delta(keys=tuple(keys), full=full, old_items=old_items)
 
 
 def deleted_version(old: Snapshot, new: Snapshot, key: str) -> int:

@@ -21,6 +21,7 @@ def render(
     node_counts: Counter[str],
     environments: Collection[Environment],
     position: int,
+    epoch: int = 1,
     head: int,
     propagation_seconds: float,
     feed_connected: bool,
@@ -29,7 +30,8 @@ def render(
     more: Iterable[list[str]] = (),
 ) -> bytes:
     """`admission_counts` and `node_counts` are the admission's and the node's counters;
-    `position`/`head` the last feed seq applied and the newest seen; `propagation_seconds` the
+    `position`/`head` the last feed seq applied and the newest seen, `epoch` the database
+    epoch of `position`; `propagation_seconds` the
     commit-to-apply delay of the last change; `now` the node's clock; `more` lines to append."""
     exposition = Exposition(PREFIX)
     metric = exposition.metric
@@ -85,6 +87,7 @@ def render(
         [("", node_counts["unauthorized"])],
     )
     metric("feed_position", "gauge", "Last change-feed seq applied.", [("", position)])
+    metric("feed_epoch", "gauge", "Database epoch of the feed position.", [("", epoch)])
     metric("feed_head", "gauge", "Newest change-feed seq seen.", [("", head)])
     metric(
         "feed_lag_changes",
@@ -122,8 +125,23 @@ def render(
         "Feed changes by outcome.",
         [
             (f'{{outcome="{o}"}}', node_counts[f"change_{o}"])
-            for o in ("applied", "stale", "invalid", "environment", "removed", "replayed")
+            for o in (
+                "applied",
+                "stale",
+                "invalid",
+                "environment",
+                "removed",
+                "replayed",
+                "epoch",
+                "foreign",
+            )
         ],
+    )
+    metric(
+        "resyncs_total",
+        "counter",
+        "Full resynchronisations from the store (the node was ahead of a new epoch).",
+        [("", node_counts["resync"])],
     )
     env_labels = [
         (f'{{project="{label_value(e.project)}",environment="{label_value(e.key)}"}}', e)

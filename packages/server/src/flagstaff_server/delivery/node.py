@@ -1,5 +1,7 @@
 """A delivery node: the snapshot store, the feed consumer, the disk persister, the stream
-housekeeper and the ASGI app, started and stopped together.
+housekeeper and the ASGI app, started and stopped together. The consumer also keeps the node on
+the database's history across epochs: a node that was ahead of a new epoch's start replays the
+store's whole outbox into fresh snapshots and sends its streams full data (`resync`).
 
 Background loops are actors: each catches, counts, logs and backs off at its top, so a broken
 feed or disk never stops serving. Nothing here touches the database on a request path: an
@@ -15,7 +17,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +26,7 @@ from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import DeliveryApp
 from flagstaff_server.delivery.config import DeliveryConfig
 from flagstaff_server.delivery.credential import credentials_of
+from flagstaff_server.delivery.position import FeedPosition, against, at_marker
 from flagstaff_server.delivery.store import (
     Environment,
     EnvironmentId,
@@ -31,7 +34,8 @@ from flagstaff_server.delivery.store import (
     SnapshotStore,
     check_item,
 )
-from flagstaff_server.services.ports import Change, ChangeFeed, EnvironmentRecord
+from flagstaff_server.services.epochs import epoch_of_item
+from flagstaff_server.services.ports import Change, ChangeFeed, EnvironmentRecord, EpochRecord
 from flagstaff_server.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
@@ -42,6 +46,9 @@ log = logging.getLogger(__name__)
 EnvironmentSource = Callable[[], Sequence[EnvironmentRecord]]
 """Blocking read of every environment record (run in a worker thread, never on a request)."""
 
+EpochSource = Callable[[], Sequence[EpochRecord]]
+"""Blocking read of the database's epochs, oldest first (a worker thread, never a request)."""
+
 
 class DeliveryNode:
     def __init__(
@@ -50,6 +57,7 @@ class DeliveryNode:
         config: DeliveryConfig | None = None,
         *,
         environments: EnvironmentSource | None = None,
+        epochs: EpochSource | None = None,
         check: ItemCheck | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
@@ -61,6 +69,7 @@ class DeliveryNode:
         self.feed = feed
         self.config = config or DeliveryConfig()
         self.environment_source = environments
+        self.epoch_source = epochs
         self.clock = clock
         self.wall = wall
         self.rng = rng
@@ -84,8 +93,8 @@ class DeliveryNode:
         self.client_side: ClientDelivery | None = None
         """Client-side delivery built on this node, if any (it registers itself), whose streams
         the connection protocol serves on the connection (`delivery.connection`)."""
-        self.position = 0
-        """The last feed seq this node has applied."""
+        self.feed_position = FeedPosition()
+        """The last feed seq this node has applied, with its epoch."""
         self.head = 0
         """The newest seq the feed reported."""
         self.current = False
@@ -97,7 +106,8 @@ class DeliveryNode:
         self._catch_up_target: int | None = None
         self._dirty: set[EnvironmentId] = set()
         self._dirty_event = asyncio.Event()
-        self._persisted_position = -1
+        self._persisted_position: FeedPosition | None = None
+        self._resync_reason: str | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._probe_pending: asyncio.Future[bool] | None = None
         self._probe_task: asyncio.Task[None] | None = None
@@ -108,6 +118,15 @@ class DeliveryNode:
     def app(self) -> DeliveryApp:
         return DeliveryApp(self)
 
+    @property
+    def position(self) -> int:
+        """The last feed seq this node has applied."""
+        return self.feed_position.seq
+
+    @property
+    def epoch(self) -> int:
+        return self.feed_position.epoch
+
     def metrics_text(self) -> bytes:
         """The `/metrics` body: this node's families, then each of `metric_sources`' lines."""
         return metrics.render(
@@ -115,6 +134,7 @@ class DeliveryNode:
             node_counts=self.counts,
             environments=tuple(self.store.environments.values()),
             position=self.position,
+            epoch=self.epoch,
             head=self.head,
             propagation_seconds=self.last_propagation_seconds,
             feed_connected=self.feed_connected,
@@ -165,16 +185,17 @@ class DeliveryNode:
         self.store.replace_credentials(
             env.credentials for env in self.store.environments.values() if env.credentials
         )
-        self.position = loaded.position
+        self.feed_position = loaded.position
         self._persisted_position = loaded.position
         self.from_disk = bool(loaded.environments)
         log.info(
             "delivery loaded %d environments (%d with their change log) from %s at feed "
-            "position %d",
+            "position %d (epoch %d)",
             len(loaded.environments),
             loaded.logs_kept,
             directory,
-            loaded.position,
+            loaded.position.seq,
+            loaded.position.epoch,
         )
 
     def _run_loaders(self) -> None:
@@ -254,14 +275,22 @@ class DeliveryNode:
             try:
                 if self.environment_source is not None and not self.current:
                     await self._load_credentials()
+                await self._check_epochs()
+                if self._resync_reason is not None:
+                    await self.resync()
                 head = await self.feed.latest_seq()
                 self.head = max(self.head, head)
                 self._catch_up_target = head
                 self.feed_connected = True
                 self._check_current()
-                async for change in self.feed.subscribe(self.position):
-                    self.apply(change)
-                    delay = self.config.feed_retry_seconds
+                async with contextlib.aclosing(self.feed.subscribe(self.position)) as changes:
+                    async for change in changes:
+                        self.apply(change)
+                        delay = self.config.feed_retry_seconds
+                        if self._resync_reason is not None:
+                            break
+                if self._resync_reason is not None:
+                    continue  # resynchronised at the top of the loop
                 raise ConnectionError("change feed subscription ended")
             except asyncio.CancelledError:
                 raise
@@ -273,26 +302,151 @@ class DeliveryNode:
             delay = min(delay * 2, self.config.feed_retry_max_seconds)
 
     def apply(self, change: Change) -> None:
-        """Apply one feed change (the consumer's only entry point; tests call it directly)."""
+        """Apply one feed change (the consumer's only entry point; tests call it directly). A
+        change that shows the node off the database's history asks for a resync instead
+        (`resync_reason`; the consumer runs it)."""
         if change.seq <= self.position:
             self.counts["change_replayed"] += 1
             return
+        if self._resync_reason is not None:
+            return  # everything is read again from the store
+        if change.kind == "epoch":
+            self._enter_epoch(change)
+            return
+        if change.epoch != self.epoch:
+            # the epoch's marker comes first on the database's history: this is another one
+            self.counts["change_foreign"] += 1
+            self.request_resync(
+                f"change {change.seq} is of epoch {change.epoch}, the node is in {self.epoch}"
+            )
+            return
         outcome = self.store.apply(change)
         self.counts[f"change_{outcome}"] += 1
-        self.position = change.seq
-        self.head = max(self.head, change.seq)
         self.last_propagation_seconds = max(0.0, self.wall() - change.at.timestamp())
         if outcome == "notice":
             for read in self.side_readers:
                 read(change)
         elif outcome != "stale":
             self._dirty.add((change.project, change.environment))
+        self._moved_to(replace(self.feed_position, seq=change.seq))
+
+    def _enter_epoch(self, change: Change) -> None:
+        marker = epoch_of_item(change.item)
+        if marker is None:
+            self.counts["change_invalid"] += 1
+            self.request_resync(f"unreadable epoch marker at seq {change.seq}")
+            return
+        epoch, started_after = marker
+        if at_marker(self.feed_position, epoch, started_after) == "resync":
+            self.request_resync(
+                f"epoch {epoch} began after seq {started_after}; the node was at seq "
+                f"{self.position} of epoch {self.epoch}"
+            )
+            return
+        self.counts["change_epoch"] += 1
+        log.info("delivery enters epoch %d at seq %d", epoch, change.seq)
+        self._moved_to(_marker_position(change, epoch, started_after))
+
+    def _moved_to(self, position: FeedPosition) -> None:
+        self.feed_position = position
+        self.head = max(self.head, position.seq)
         self._dirty_event.set()
         self._check_current()
         if self._waiters:
             for seq, future in self._waiters:
                 if seq <= self.position and not future.done():
                     future.set_result(None)
+
+    # epochs ------------------------------------------------------------------------------------
+
+    @property
+    def resync_reason(self) -> str | None:
+        """Why the node must resynchronise in full, while it must."""
+        return self._resync_reason
+
+    def request_resync(self, reason: str) -> None:
+        if self._resync_reason is None:
+            log.warning("delivery must resynchronise from the store: %s", reason)
+            self._resync_reason = reason
+
+    async def _check_epochs(self) -> None:
+        """Before subscribing: is the node's position on the database's history? Without an
+        answer (the store is down) the feed's own epoch marker decides later."""
+        if self.epoch_source is None or self.position == 0:
+            return
+        try:
+            records = await asyncio.to_thread(self.epoch_source)
+        except Exception as exc:
+            self.counts["epoch_check_error"] += 1
+            log.warning("delivery could not read the database's epochs: %s", exc)
+            return
+        if against(self.feed_position, records) == "resync":
+            self.request_resync(
+                f"position {self.position} of epoch {self.epoch} is not on the database's "
+                f"history (epochs {[(r.epoch, r.started_after_seq) for r in records]})"
+            )
+
+    async def resync(self) -> None:
+        """Rebuild every environment from the store's whole history (a replay of the feed from
+        seq 0 into fresh snapshots, while the current ones go on serving), then install it:
+        streams of environments whose data changed get all of it. Raises what the feed raises
+        (the consumer backs off and tries again)."""
+        reason = self._resync_reason or "requested"
+        started = self.clock()
+        staged = SnapshotStore(
+            log_limit=self.config.log_limit, clock=self.clock, check=self.store.check
+        )
+        head = await self.feed.latest_seq()
+        position = FeedPosition()
+        notices: list[Change] = []
+        if head > 0:
+            async with contextlib.aclosing(self.feed.subscribe(0)) as changes:
+                async for change in changes:
+                    if change.kind == "epoch":
+                        marker = epoch_of_item(change.item)
+                        after = position.epoch_started_after if marker is None else marker[1]
+                        position = _marker_position(change, change.epoch, after)
+                    else:
+                        if staged.apply(change) == "notice":
+                            notices.append(change)
+                        position = replace(position, seq=change.seq, epoch=change.epoch)
+                    if change.seq >= head:
+                        break
+        overlay = self.store.overlay
+        if overlay is not None:
+            # what the overlay serves (break-glass overrides) goes on top of the fresh data
+            # before any stream sees it
+            for env in staged.environments.values():
+                for key, version, item in overlay.reset_bases(env.snapshot):
+                    staged.apply_overlay(env.project, env.key, key, version, item)
+        changed = self.store.adopt(staged, epoch=position.epoch, seq=position.seq)
+        self.counts["resync"] += 1
+        self._resync_reason = None
+        for notice in notices:
+            for read in self.side_readers:
+                read(notice)
+        self._dirty.update(staged.environments)
+        self._dirty.update(await asyncio.to_thread(self._persisted_environments))
+        if self.environment_source is not None:
+            await self._load_credentials()
+        self._moved_to(position)
+        log.warning(
+            "delivery resynchronised in full (%s): %d environments, %d changed, at seq %d of "
+            "epoch %d in %.2fs",
+            reason,
+            len(staged.environments),
+            changed,
+            position.seq,
+            position.epoch,
+            self.clock() - started,
+        )
+
+    def _persisted_environments(self) -> list[EnvironmentId]:
+        """Environments with a file on disk (a removed one's file must go too)."""
+        directory = self.config.data_dir
+        if directory is None:
+            return []
+        return snapshot_file.stored_environments(directory)
 
     def _check_current(self) -> None:
         target = self._catch_up_target
@@ -335,7 +489,7 @@ class DeliveryNode:
             env = self.store.get(project, key)
             name = snapshot_file.file_name(project, key)
             files[name] = None if env is None else (env.snapshot, env.credentials)
-        position = self.position if self.position != self._persisted_position else None
+        position = self.feed_position if self.feed_position != self._persisted_position else None
         return Collected(first, files, position)
 
     def _write(self, collected: Collected) -> None:
@@ -394,4 +548,15 @@ class Collected:
 
     first: list[Callable[[], None]]
     files: dict[str, snapshot_file.Held | None]
-    position: int | None
+    position: FeedPosition | None
+
+
+def _marker_position(change: Change, epoch: int, started_after: int) -> FeedPosition:
+    """The position at an epoch's marker change."""
+    at = change.item.get("at") if change.item else None
+    return FeedPosition(
+        seq=change.seq,
+        epoch=epoch,
+        epoch_started_after=started_after,
+        epoch_at_ms=at if isinstance(at, int) and not isinstance(at, bool) else 0,
+    )

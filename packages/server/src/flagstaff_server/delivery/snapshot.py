@@ -30,6 +30,10 @@ class Item:
     encoded: bytes
 
 
+State = tuple[int, int, str]
+"""(epoch, seq, content digest): a snapshot state an FDv2 selector names."""
+
+
 @dataclass(frozen=True, slots=True)
 class LogEntry:
     """One applied change, kept so an FDv2 client that is a few changes behind gets only those."""
@@ -39,6 +43,12 @@ class LogEntry:
     """The content digest of the snapshot this change produced."""
     event: bytes
     data: bytes
+    epoch: int = 1
+    """The database epoch of the change."""
+
+    @property
+    def state(self) -> State:
+        return (self.epoch, self.seq, self.digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +99,8 @@ class Snapshot:
     tag: str
     seq: int
     """The feed sequence number of the last change applied to this environment (0: none)."""
+    epoch: int = 1
+    """The database epoch `seq` belongs to."""
     flags: Mapping[str, Item]
     segments: Mapping[str, Item]
     tombstones: Mapping[tuple[ItemKind, str], int]
@@ -97,8 +109,8 @@ class Snapshot:
     """The `/sdk/latest-all` body: `{"flags":{...},"segments":{...}}`, keys sorted."""
     digest: str
     log: tuple[LogEntry, ...] = ()
-    log_floor: tuple[int, str]
-    """(seq, digest) of the state the log starts from: a basis there can still get a delta."""
+    log_floor: State
+    """The state the log starts from: a basis there can still get a delta."""
     lazy: _Lazy = field(default_factory=_Lazy, compare=False, repr=False)
 
     @property
@@ -108,7 +120,11 @@ class Snapshot:
     @property
     def state(self) -> str:
         """The FDv2 selector state naming this snapshot."""
-        return selector.encode_state(self.tag, self.seq, self.digest)
+        return selector.encode_state(self.tag, self.epoch, self.seq, self.digest)
+
+    @property
+    def position(self) -> State:
+        return (self.epoch, self.seq, self.digest)
 
     def items(self, kind: ItemKind) -> Mapping[str, Item]:
         return self.flags if kind == "flag" else self.segments
@@ -129,23 +145,24 @@ class Snapshot:
         return self.lazy.put_event
 
     def transfer_for(self, basis_state: str | None) -> Transfer:
-        """Decide what a client holding `basis_state` needs: nothing, a delta or everything."""
+        """Decide what a client holding `basis_state` needs: nothing, a delta or everything. A
+        delta needs the basis to be a state this snapshot's history passed through, epoch and
+        digest included: a basis from another history (a restore, a failover, an epoch the
+        node resynchronised away from) gets everything."""
         if not basis_state:
             return Transfer("xfer-full", "payload-missing")
         basis = selector.decode_state(basis_state)
         if basis is None or basis.tag != self.tag:
             return Transfer("xfer-full", "payload-missing")
+        wanted = (basis.epoch, basis.seq, basis.digest)
         if basis.seq == self.seq:
-            if basis.digest == self.digest:
+            if wanted == self.position:
                 return Transfer("none", "up-to-date")
             return Transfer("xfer-full", "stale")
-        if basis.seq == self.log_floor[0] and basis.digest == self.log_floor[1]:
+        if wanted == self.log_floor:
             return Transfer("xfer-changes", "stale", self.log)
         at = bisect.bisect_left(self.log, basis.seq, key=lambda entry: entry.seq)
-        if at < len(self.log) and (self.log[at].seq, self.log[at].digest) == (
-            basis.seq,
-            basis.digest,
-        ):
+        if at < len(self.log) and self.log[at].state == wanted:
             return Transfer("xfer-changes", "stale", self.log[at + 1 :])
         return Transfer("xfer-full", "stale")
 
@@ -212,6 +229,7 @@ def build_snapshot(
     environment: str,
     *,
     seq: int,
+    epoch: int = 1,
     flags: Mapping[str, JsonObject],
     segments: Mapping[str, JsonObject],
     tombstones: Mapping[tuple[ItemKind, str], int] | None = None,
@@ -227,12 +245,13 @@ def build_snapshot(
         environment=environment,
         tag=selector.environment_tag(project, environment),
         seq=seq,
+        epoch=epoch,
         flags=flag_items,
         segments=segment_items,
         tombstones=dict(tombstones or {}),
         body=body,
         digest=digest,
-        log_floor=(seq, digest),
+        log_floor=(epoch, seq, digest),
     )
 
 
@@ -259,6 +278,7 @@ def apply_change(
     snapshot: Snapshot,
     *,
     seq: int,
+    epoch: int = 1,
     kind: ItemKind,
     key: str,
     version: int,
@@ -269,25 +289,29 @@ def apply_change(
     (seq not after the snapshot's, or version not higher than the held item's/tombstone's)."""
     if seq <= snapshot.seq or is_stale(snapshot, kind, key, version):
         return None
-    return _next(snapshot, seq, kind, key, version, item, log_limit, keep_log=True)
+    return _next(snapshot, seq, epoch, kind, key, version, item, log_limit, keep_log=True)
 
 
 def apply_overlay(
     snapshot: Snapshot, *, kind: ItemKind, key: str, version: int, item: JsonObject | None
 ) -> Applied | None:
     """The snapshot after a change that did not come from the feed (a break-glass override
-    applied, expired or cleared): at the snapshot's own seq, since feed seqs belong to the feed.
+    applied, expired or cleared): at the snapshot's own epoch and seq, since feed positions
+    belong to the feed.
     The FDv2 change log restarts at the new state, so (seq, digest) stays unique in it: clients
     holding an earlier state get a full transfer, clients holding this one deltas after it.
     None when `version` is not above the held item's (or tombstone's)."""
     if is_stale(snapshot, kind, key, version):
         return None
-    return _next(snapshot, snapshot.seq, kind, key, version, item, 0, keep_log=False)
+    return _next(
+        snapshot, snapshot.seq, snapshot.epoch, kind, key, version, item, 0, keep_log=False
+    )
 
 
 def _next(
     snapshot: Snapshot,
     seq: int,
+    epoch: int,
     kind: ItemKind,
     key: str,
     version: int,
@@ -315,18 +339,16 @@ def _next(
     body = _body(flags, segments)
     digest = selector.content_digest(body)
     if keep_log:
-        log, floor = _bounded(
-            (*snapshot.log, LogEntry(seq=seq, digest=digest, event=v2_name, data=v2_data)),
-            snapshot.log_floor,
-            log_limit,
-        )
+        entry = LogEntry(seq=seq, digest=digest, event=v2_name, data=v2_data, epoch=epoch)
+        log, floor = _bounded((*snapshot.log, entry), snapshot.log_floor, log_limit)
     else:
-        log, floor = (), (seq, digest)
+        log, floor = (), (epoch, seq, digest)
     new = Snapshot(
         project=snapshot.project,
         environment=snapshot.environment,
         tag=snapshot.tag,
         seq=seq,
+        epoch=epoch,
         flags=flags,
         segments=segments,
         tombstones=tombstones,
@@ -341,7 +363,7 @@ def _next(
 
 def with_kept_log(
     snapshot: Snapshot,
-    floor: tuple[int, str],
+    floor: State,
     entries: Sequence[LogEntry],
     log_limit: int,
 ) -> Snapshot | None:
@@ -349,12 +371,12 @@ def with_kept_log(
     restart, or None when that log does not lead to exactly this snapshot. `entries` (ascending
     seqs after `floor`) may run past the snapshot: a log written just before a crash that lost
     the snapshot's own write. Those are dropped; the feed replays them."""
-    state = (snapshot.seq, snapshot.digest)
+    state = snapshot.position
     if floor == state:
         kept: tuple[LogEntry, ...] = ()
     else:
         at = bisect.bisect_left(entries, snapshot.seq, key=lambda entry: entry.seq)
-        if at == len(entries) or (entries[at].seq, entries[at].digest) != state:
+        if at == len(entries) or entries[at].state != state:
             return None
         kept = tuple(entries[: at + 1])
     log, floor = _bounded(kept, floor, log_limit)
@@ -362,10 +384,24 @@ def with_kept_log(
 
 
 def _bounded(
-    log: tuple[LogEntry, ...], floor: tuple[int, str], limit: int
-) -> tuple[tuple[LogEntry, ...], tuple[int, str]]:
+    log: tuple[LogEntry, ...], floor: State, limit: int
+) -> tuple[tuple[LogEntry, ...], State]:
     """The newest `limit` entries of `log` and the state the kept part starts from."""
     if len(log) <= limit:
         return log, floor
     dropped = len(log) - limit
-    return log[dropped:], (log[dropped - 1].seq, log[dropped - 1].digest)
+    return log[dropped:], log[dropped - 1].state
+
+
+def rebased(snapshot: Snapshot, *, epoch: int, seq: int) -> Snapshot:
+    """`snapshot`'s data named at feed position (`epoch`, `seq`) with an empty log: what a node
+    serves after a full resynchronisation, so the selector and FDv2 `version` its clients get
+    are above anything they held from the history it left (whose log means nothing here)."""
+    return replace(
+        snapshot,
+        epoch=epoch,
+        seq=seq,
+        log=(),
+        log_floor=(epoch, seq, snapshot.digest),
+        lazy=_Lazy(),
+    )

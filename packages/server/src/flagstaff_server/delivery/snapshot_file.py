@@ -1,6 +1,7 @@
 """The node's copy of its snapshots on local disk: one file per environment (data, tombstones,
-credentials, seq), one per environment for its FDv2 change log (`change_log_file`) and one for
-the feed position, each replaced atomically (temp, fsync, rename).
+credentials, epoch and seq), one per environment for its FDv2 change log (`change_log_file`) and
+one for the feed position (epoch, seq, and where that epoch began), each replaced atomically
+(temp, fsync, rename). Files written before epochs read as epoch 1.
 
 Blocking file I/O: callers run `write` in a worker thread, which also encodes (the snapshots are
 immutable, and their bodies and log entries already bytes); reading happens once at start.
@@ -21,6 +22,7 @@ from flagstaff_server.delivery.credential import (
     decode_credentials,
     encode_credentials,
 )
+from flagstaff_server.delivery.position import FeedPosition
 from flagstaff_server.delivery.snapshot import Snapshot, build_snapshot, with_kept_log
 from flagstaff_server.durable import fsync_directory, replace_file
 
@@ -37,8 +39,9 @@ Held = tuple[Snapshot, Credentials | None]
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    position: int
-    """The feed position to resume from (0 when any file was unreadable: replay everything)."""
+    position: FeedPosition
+    """The feed position to resume from (seq 0 when any file was unreadable: replay
+    everything)."""
     environments: list[Held]
     logs_kept: int = 0
     """Environments whose change log was read back and leads to their snapshot."""
@@ -59,6 +62,7 @@ def encode_environment(snapshot: Snapshot, credentials: Credentials | None) -> b
         "project": snapshot.project,
         "environment": snapshot.environment,
         "seq": snapshot.seq,
+        "epoch": snapshot.epoch,
         "credentials": None if credentials is None else encode_credentials(credentials),
         "tombstones": [
             [kind, key, version] for (kind, key), version in snapshot.tombstones.items()
@@ -79,6 +83,7 @@ def decode_environment(raw: bytes) -> tuple[Snapshot, Credentials | None]:
         project,
         environment,
         seq=int(meta["seq"]),
+        epoch=int(meta.get("epoch", 1)),
         flags=data["flags"],
         segments=data["segments"],
         tombstones=tombstones,
@@ -92,7 +97,7 @@ def decode_environment(raw: bytes) -> tuple[Snapshot, Credentials | None]:
     return snapshot, credentials
 
 
-def write(directory: Path, files: dict[str, Held | None], position: int | None) -> None:
+def write(directory: Path, files: dict[str, Held | None], position: FeedPosition | None) -> None:
     """Replace (a snapshot) or remove (None) environment files and their change logs, then record
     `position`; the position is written last so it never runs ahead of the data it summarises.
     A log is written before its snapshot, so a crash between the two leaves a log that runs
@@ -115,19 +120,49 @@ def write(directory: Path, files: dict[str, Held | None], position: int | None) 
         fsync_directory(logs_dir)
         fsync_directory(env_dir)
     if position is not None:
-        replace_file(
-            directory / POSITION_FILE, orjson.dumps({"format": FORMAT, "position": position})
-        )
+        replace_file(directory / POSITION_FILE, encode_position(position))
         fsync_directory(directory)
+
+
+def encode_position(position: FeedPosition) -> bytes:
+    return orjson.dumps(
+        {
+            "format": FORMAT,
+            "position": position.seq,
+            "epoch": position.epoch,
+            "epochStartedAfter": position.epoch_started_after,
+            "epochAt": position.epoch_at_ms,
+        }
+    )
+
+
+def decode_position(raw: bytes) -> FeedPosition:
+    """Raises ValueError (or KeyError, TypeError) for anything this code did not write."""
+    doc = orjson.loads(raw)
+    values = {
+        name: doc.get(field, default)
+        for name, field, default in (
+            ("seq", "position", None),
+            ("epoch", "epoch", 1),
+            ("epoch_started_after", "epochStartedAfter", 0),
+            ("epoch_at_ms", "epochAt", 0),
+        )
+    }
+    for name, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{name} is not a count: {value!r}")
+    if values["epoch"] < 1:
+        raise ValueError("epoch must be at least 1")
+    return FeedPosition(**values)
 
 
 def load(directory: Path, *, log_limit: int) -> Loaded:
     """Everything written before a restart; change logs longer than `log_limit` lose their
     oldest entries."""
-    position = 0
+    position = FeedPosition()
     complete = True
     try:
-        position = int(orjson.loads((directory / POSITION_FILE).read_bytes())["position"])
+        position = decode_position((directory / POSITION_FILE).read_bytes())
     except FileNotFoundError:
         complete = False
     except (ValueError, KeyError, TypeError, OSError) as exc:
@@ -148,7 +183,9 @@ def load(directory: Path, *, log_limit: int) -> Loaded:
         logs_kept += kept is not snapshot
         environments.append((kept, credentials))
     return Loaded(
-        position=position if complete else 0, environments=environments, logs_kept=logs_kept
+        position=position if complete else FeedPosition(),
+        environments=environments,
+        logs_kept=logs_kept,
     )
 
 
@@ -169,12 +206,21 @@ def _with_log(path: Path, snapshot: Snapshot, log_limit: int) -> Snapshot:
         restored = with_kept_log(snapshot, kept.floor, kept.entries, log_limit)
     if restored is None:
         log.warning(
-            "ignoring the change log %s: it does not lead to the snapshot at seq %d",
+            "ignoring the change log %s: it does not lead to the snapshot at %d/%d",
             path,
+            snapshot.epoch,
             snapshot.seq,
         )
         return snapshot
     return restored
+
+
+def stored_environments(directory: Path) -> list[tuple[str, str]]:
+    """(project, environment) of every snapshot file in `directory`."""
+    env_dir = directory / ENVIRONMENTS_DIR
+    if not env_dir.is_dir():
+        return []
+    return [environment_of(path.name) for path in sorted(env_dir.glob("*.json"))]
 
 
 def environment_of(name: str) -> tuple[str, str]:

@@ -20,9 +20,11 @@ from flagstaff_server.delivery.fanout import Broadcaster
 from flagstaff_server.delivery.snapshot import (
     Holding,
     Snapshot,
+    Transfer,
     apply_change,
     apply_overlay,
     empty_snapshot,
+    rebased,
 )
 from flagstaff_server.services.ports import Change
 
@@ -57,6 +59,12 @@ class ChangeOverlay(Protocol):
 
     def base_view(self, snapshot: Snapshot) -> Holding:
         """`snapshot` as the feed's data alone, without the overlay's items."""
+
+    def reset_bases(self, snapshot: Snapshot) -> list[tuple[str, int, dict[str, Any] | None]]:
+        """After a full resync (docs/delivery.md, "Epochs"): take `snapshot`, the feed's data
+        alone, as the base of every flag of its environment the overlay holds, with served
+        versions still above those served before; the (flag key, version, item) to serve on
+        top of `snapshot`."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -140,6 +148,7 @@ class SnapshotStore:
             applied = apply_change(
                 env.snapshot,
                 seq=change.seq,
+                epoch=change.epoch,
                 kind=kind,
                 key=change.key,
                 version=change.version,
@@ -180,6 +189,34 @@ class SnapshotStore:
         """What decides versions of changes from outside (a relay's upstream): the feed's data
         beneath any overlay."""
         return env.snapshot if self.overlay is None else self.overlay.base_view(env.snapshot)
+
+    def adopt(self, staged: SnapshotStore, *, epoch: int, seq: int) -> int:
+        """Take every environment from `staged` (built by replaying the store's whole history):
+        open streams stay. An environment whose data differs is named (`epoch`, `seq`) with an
+        empty change log (`snapshot.rebased`: the selectors and FDv2 versions its clients get
+        are then above anything they held) and its streams get all of it (FDv1 `put`, FDv2
+        `xfer-full`); one whose data is the same is renamed quietly; one `staged` lacks is
+        removed and its streams closed. Returns how many environments' data changed."""
+        changed = 0
+        for env_id, fresh in staged.environments.items():
+            env = self._environment(*env_id)
+            old = env.snapshot
+            if fresh.credentials is not None:
+                env.credentials = fresh.credentials
+            if old.position == fresh.snapshot.position:
+                continue
+            env.snapshot = rebased(fresh.snapshot, epoch=epoch, seq=seq)
+            env.updated = self.clock()
+            if old.digest == fresh.snapshot.digest:
+                continue
+            changed += 1
+            full = env.snapshot.v2_stream_payload(Transfer("xfer-full", "stale"))
+            self.evicted += env.broadcaster.publish(env.snapshot.put_event(), full)
+        for env_id in [e for e in self.environments if e not in staged.environments]:
+            self._remove(env_id)
+            changed += 1
+        self._index()
+        return changed
 
     def replace_credentials(self, all_credentials: Iterable[Credentials]) -> None:
         """Credentials read from the store: the complete current set."""
