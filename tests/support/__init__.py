@@ -9,7 +9,6 @@ Flagstaff itself.
 - `processes`: the `flagstaff` CLI as real processes, up once `/status` answers.
 - `threaded_servers`: an ASGI app under uvicorn, or a standard-library handler, in a thread.
 - `in_process`: the whole server in a thread, and the management API over a store.
-- `fault_proxy`: a TCP proxy in a thread that injects faults per request path.
 - `services`: the machine's PostgreSQL and Redis: throwaway databases, stream keys, Redis
   databases of a test's own.
 - `private_postgres`, `private_redis`: a server of a test's own that it may stop and start.

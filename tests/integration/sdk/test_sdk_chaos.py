@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from delivery_support import serve
 from flagstaff_sdk import Client, Config, DataSourceState, Endpoint, ErrorKind
+from flagstaff_server.gameday.fault_proxy import POLL_PATHS, STREAM_PATHS, Fault, FaultProxy
 from flagstaff_server.services.ports import ChangeFeed
 from sdk_support import FAST, SERVER, USER, current, sdk_config, seeded, set_flag_value
 from support.deadlines import wait_until
-from support.fault_proxy import POLL_PATHS, STREAM_PATHS, Fault, FaultProxy
 
 
 @contextmanager

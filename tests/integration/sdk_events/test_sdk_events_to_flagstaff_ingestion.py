@@ -10,6 +10,7 @@ import httpx
 import pytest
 from flagstaff_sdk import Client, Config, Context, Endpoint, Timing
 from flagstaff_sdk.events import EventOptions, sink_factory
+from flagstaff_server.gameday.fault_proxy import Fault, FaultProxy
 from integration.ingest.ingest_support import evaluation_totals, metric_events
 from integration.scaleout.scaleout_cluster import (
     SETTLE_SECONDS,
@@ -19,7 +20,6 @@ from integration.scaleout.scaleout_cluster import (
     switch_on,
 )
 from support.deadlines import wait_until
-from support.fault_proxy import Fault, FaultProxy
 from support.management import create_flag, is_on
 from support.processes import running
 
