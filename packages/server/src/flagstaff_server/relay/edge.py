@@ -3,8 +3,9 @@ environment instead of the change feed, delivery's and client-side delivery's en
 event spool and forwarder, the optional Redis daemon-mode store, `/status` and `/metrics`.
 
 The composition root of `flagstaff relay`; every background part is an actor started here.
-Upstream data reaches SDKs in one synchronous step on the event loop: diff against the snapshot,
-apply each change to the node (which broadcasts it), then write through to Redis.
+Upstream data reaches SDKs in one synchronous step on the event loop (`data_sync`): diff against
+the snapshot, apply each change to the node (which broadcasts it), then write through to Redis.
+What `/status` says of each environment is `environment_report`'s.
 """
 
 from __future__ import annotations
@@ -15,10 +16,7 @@ import importlib.metadata
 import logging
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
-
-from flagstaff_sdk.status import DataSourceState
 
 from flagstaff_server.break_glass import BreakGlassApp, KillSwitch, load_public_keys
 from flagstaff_server.break_glass import handles as break_glass_handles
@@ -27,47 +25,27 @@ from flagstaff_server.delivery import handles as delivery_handles
 from flagstaff_server.delivery.client_route import handles as client_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
 from flagstaff_server.delivery.metrics import CONTENT_TYPE
-from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import EnvironmentId
 from flagstaff_server.http.root import RootApp
 from flagstaff_server.relay import metrics
-from flagstaff_server.relay.config import EnvironmentConfig, RelayConfig
+from flagstaff_server.relay.config import RelayConfig
 from flagstaff_server.relay.daemon_store import RedisDaemonStore
+from flagstaff_server.relay.data_sync import DataSync
+from flagstaff_server.relay.environment import RelayEnvironment
+from flagstaff_server.relay.environment_report import connection_state, environment_status
 from flagstaff_server.relay.events import EventsApp
 from flagstaff_server.relay.events import handles as event_handles
 from flagstaff_server.relay.feed import RelayFeed
 from flagstaff_server.relay.forwarder import EventForwarder
 from flagstaff_server.relay.node import RelayNode
-from flagstaff_server.relay.offline import DataFileError, file_stamp, read_data_file
-from flagstaff_server.relay.reconcile import ItemChange, changes_from_data, changes_from_json
+from flagstaff_server.relay.offline import file_stamp
 from flagstaff_server.relay.spool import EventSpool
 from flagstaff_server.relay.upstream import Upstream
-from flagstaff_server.services.ports import ChangeKind
 from flagstaff_server.status_page import SignedNotices, StatusPageApp, StatusSite
 from flagstaff_server.status_page import handles as status_page_handles
 from flagstaff_server.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True, kw_only=True)
-class RelayEnvironment:
-    """One configured environment's moving parts and what /status reports about it."""
-
-    config: EnvironmentConfig
-    upstream: Upstream | None = None
-    store: RedisDaemonStore | None = None
-    offline_state: DataSourceState = DataSourceState.INITIALIZING
-    offline_since: float = field(default_factory=time.time)
-    offline_error: tuple[str, str, float] | None = None
-    data_confirmed: float | None = None
-    """Monotonic time the data was last known current (upstream answer, file read, disk)."""
-    sync_scheduled: bool = False
-    changes: int = 0
-
-    @property
-    def env_id(self) -> EnvironmentId:
-        return (self.config.project, self.config.name)
 
 
 def version() -> str:
@@ -90,6 +68,7 @@ class Relay:
                 heartbeat_seconds=config.heartbeat_seconds,
             ),
         )
+        self.sync = DataSync(self.node, self.feed, offline_interval=config.offline_interval_seconds)
         self.client_delivery = ClientDelivery(self.node)
         # no database here: documents reach the audit log through a delivery node, when one is
         # among the peers (docs/break-glass.md)
@@ -179,12 +158,12 @@ class Relay:
                 state.store = RedisDaemonStore(
                     self.config.redis.url,
                     self.config.redis_prefix(state.config),
-                    lambda state=state: self._complete_snapshot(state),  # type: ignore[misc]
+                    lambda state=state: self.sync.complete_snapshot(state),  # type: ignore[misc]
                     check_seconds=self.config.redis.check_seconds,
                 )
                 self._spawn(state.store.run(), f"relay-redis-{state.config.name}")
             if state.config.offline_file is not None:
-                self._spawn(self._watch_file(state), f"relay-offline-{state.config.name}")
+                self._spawn(self.sync.watch_file(state), f"relay-offline-{state.config.name}")
             else:
                 state.upstream = Upstream(
                     sdk_key=state.config.sdk_key,
@@ -194,7 +173,7 @@ class Relay:
                     protocol=self.config.protocol,
                     timing=self.config.upstream_timing,
                     loop=loop,
-                    on_change=lambda state=state: self._request_sync(state),  # type: ignore[misc]
+                    on_change=lambda state=state: self.sync.request(state),  # type: ignore[misc]
                 )
                 state.upstream.start()
         if self.spool is not None and self.forwarder is not None:
@@ -242,7 +221,7 @@ class Relay:
         are removed (with their open streams)."""
         for env_id in list(self.node.store.environments):
             if env_id not in self.by_id:
-                self._apply_change(env_id, "environment", env_id[1], 0, None)
+                self.sync.apply_change(env_id, "environment", env_id[1], 0, None)
         for state in self.environments.values():
             env = state.config
             item = {
@@ -254,167 +233,18 @@ class Relay:
                 "secureMode": env.secure_mode,
                 "retired": [],
             }
-            self._apply_change(state.env_id, "environment", env.name, 0, item)
+            self.sync.apply_change(state.env_id, "environment", env.name, 0, item)
 
     def _disk_age(self, env_id: EnvironmentId) -> float:
         directory = self.config.data_dir / "delivery" / snapshot_file.ENVIRONMENTS_DIR
         stamp = file_stamp(directory / snapshot_file.file_name(*env_id))
         return 0.0 if stamp is None else max(0.0, time.time() - stamp[0])
 
-    # data from upstream and files --------------------------------------------------------------
-
-    def _request_sync(self, state: RelayEnvironment) -> None:
-        """Upstream data changed (on the loop): coalesce bursts into one diff."""
-        if not state.sync_scheduled:
-            state.sync_scheduled = True
-            asyncio.get_running_loop().call_soon(self._sync, state)
-
-    def _sync(self, state: RelayEnvironment) -> None:
-        state.sync_scheduled = False
-        upstream = state.upstream
-        if upstream is None or upstream.data is None:
-            return
-        env = self.node.store.get(*state.env_id)
-        if env is None:
-            return
-        # decided against the data beneath any break-glass override, which stays served
-        self._apply(state, changes_from_data(self.node.store.held(env), upstream.data))
-        state.data_confirmed = time.monotonic()
-
-    def _apply(self, state: RelayEnvironment, changes: list[ItemChange]) -> None:
-        for change in changes:
-            self._apply_change(state.env_id, change.kind, change.key, change.version, change.item)
-        state.changes += len(changes)
-        first = state.env_id not in self.node.ready
-        if first:
-            self.node.mark_ready(state.env_id)
-            log.info("relay environment %s is complete", state.config.name)
-        if state.store is not None:
-            if first:
-                state.store.repopulate()
-            elif changes:
-                state.store.changed(changes)
-
-    def _apply_change(
-        self,
-        env_id: EnvironmentId,
-        kind: ChangeKind,
-        key: str,
-        version: int,
-        item: dict[str, Any] | None,
-    ) -> None:
-        change = self.feed.next_change(
-            project=env_id[0],
-            environment=env_id[1],
-            kind=kind,
-            key=key,
-            version=version,
-            item=item,
-        )
-        self.node.apply(change)
-
-    def _complete_snapshot(self, state: RelayEnvironment) -> Snapshot | None:
-        env = self.node.store.get(*state.env_id)
-        if env is None or state.env_id not in self.node.ready:
-            return None
-        return env.snapshot
-
-    async def _watch_file(self, state: RelayEnvironment) -> None:
-        path = state.config.offline_file
-        assert path is not None
-        seen: tuple[float, int] | None = None
-        while True:
-            stamp = file_stamp(path)
-            if stamp != seen:
-                seen = stamp
-                try:
-                    data = await asyncio.to_thread(read_data_file, path)
-                except DataFileError as exc:
-                    self._offline_failed(state, str(exc))
-                else:
-                    env = self.node.store.get(*state.env_id)
-                    if env is not None:
-                        held = self.node.store.held(env)
-                        self._apply(state, changes_from_json(held, data.flags, data.segments))
-                        state.data_confirmed = time.monotonic()
-                        self._offline_state(state, DataSourceState.VALID)
-            await asyncio.sleep(self.config.offline_interval_seconds)
-
-    def _offline_failed(self, state: RelayEnvironment, message: str) -> None:
-        log.error("relay environment %s: %s", state.config.name, message)
-        state.offline_error = ("file", message, time.time())
-        ready = state.env_id in self.node.ready
-        self._offline_state(
-            state, DataSourceState.INTERRUPTED if ready else DataSourceState.INITIALIZING
-        )
-
-    def _offline_state(self, state: RelayEnvironment, new: DataSourceState) -> None:
-        if new is not state.offline_state:
-            state.offline_state = new
-            state.offline_since = time.time()
-
     # status and metrics ------------------------------------------------------------------------
-
-    def connection_state(self, state: RelayEnvironment) -> tuple[DataSourceState, float]:
-        """The environment's connection state and since when (epoch seconds)."""
-        if state.upstream is None:
-            return state.offline_state, state.offline_since
-        status = state.upstream.status
-        if status.state is DataSourceState.INITIALIZING and state.env_id in self.node.ready:
-            # serving its disk copy, upstream not reached yet
-            return DataSourceState.INTERRUPTED, status.since
-        return status.state, status.since
-
-    def environment_status(self, state: RelayEnvironment) -> dict[str, Any]:
-        env = self.node.store.get(*state.env_id)
-        connection, since = self.connection_state(state)
-        last_error: dict[str, Any] | None = None
-        if state.upstream is not None and state.upstream.status.last_error is not None:
-            error = state.upstream.status.last_error
-            last_error = {"kind": error.kind, "message": error.message, "time": error.at}
-            if error.status is not None:
-                last_error["status"] = error.status
-        elif state.offline_error is not None:
-            kind, message, at = state.offline_error
-            last_error = {"kind": kind, "message": message, "time": at}
-        snapshot = env.snapshot if env is not None else None
-        now = time.monotonic()
-        age = None if state.data_confirmed is None else max(0.0, now - state.data_confirmed)
-        if connection is DataSourceState.VALID:
-            age = 0.0
-        body: dict[str, Any] = {
-            "envId": state.config.client_side_id or None,
-            "project": state.config.project,
-            "sdkKey": _mask(state.config.sdk_key),
-            "mobileKey": _mask(state.config.mobile_key),
-            "source": "offline" if state.upstream is None else "upstream",
-            "serving": state.env_id in self.node.ready,
-            "status": "connected" if connection is DataSourceState.VALID else "disconnected",
-            "connectionStatus": {
-                "state": connection.value,
-                "stateSince": since,
-                "lastError": last_error,
-            },
-            "dataAgeSeconds": age,
-            "dataVersion": None if snapshot is None else snapshot.seq,
-            "flags": 0 if snapshot is None else len(snapshot.flags),
-            "segments": 0 if snapshot is None else len(snapshot.segments),
-        }
-        if state.upstream is not None:
-            body["upstream"] = state.upstream.status.endpoint
-            body["upstreamSource"] = state.upstream.status.source
-        if state.store is not None:
-            body["dataStoreStatus"] = {
-                "state": "VALID" if state.store.available else "INTERRUPTED",
-                "database": "redis",
-                "dbPrefix": state.store.prefix,
-                "lastError": state.store.last_error,
-            }
-        return body
 
     async def status(self) -> tuple[int, dict[str, Any]]:
         environments = {
-            name: self.environment_status(state) for name, state in self.environments.items()
+            name: environment_status(state, self.node) for name, state in self.environments.items()
         }
         healthy = self.ready and all(env["status"] == "connected" for env in environments.values())
         body: dict[str, Any] = {
@@ -442,7 +272,7 @@ class Relay:
             (
                 metrics.EnvironmentReading(
                     name=name,
-                    state=self.connection_state(state)[0],
+                    state=connection_state(state, self.node)[0],
                     data_confirmed=state.data_confirmed,
                     changes=state.changes,
                     store=state.store,
@@ -456,9 +286,3 @@ class Relay:
         headers = [(b"content-type", CONTENT_TYPE), (b"content-length", b"%d" % len(body))]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
-
-
-def _mask(key: str) -> str | None:
-    if not key:
-        return None
-    return "*" * max(0, len(key) - 4) + key[-4:]
