@@ -1,10 +1,11 @@
 """The official `launchdarkly-api` Python client against a running `flagstaff serve`: it creates a
-project and a flag, patches targeting with JSON Patch and with semantic patch, and reads the flag
-back. The client validates every response against LaunchDarkly's models, so a missing or
-mistyped field in our shapes fails here."""
+project and a flag, patches targeting with JSON Patch and with semantic patch, reads the flag
+back, and schedules a change that the worker then applies. The client validates every response
+against LaunchDarkly's models, so a missing or mistyped field in our shapes fails here."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import launchdarkly_api
@@ -12,17 +13,24 @@ import pytest
 from launchdarkly_api.api.contexts_api import ContextsApi
 from launchdarkly_api.api.feature_flags_api import FeatureFlagsApi
 from launchdarkly_api.api.projects_api import ProjectsApi
+from launchdarkly_api.api.scheduled_changes_api import ScheduledChangesApi
 from launchdarkly_api.api.segments_api import SegmentsApi
 from launchdarkly_api.exceptions import ApiException
 from launchdarkly_api.models.feature_flag import FeatureFlag
 from launchdarkly_api.models.feature_flag_body import FeatureFlagBody
+from launchdarkly_api.models.feature_flag_scheduled_change import FeatureFlagScheduledChange
 from launchdarkly_api.models.flag_copy_config_environment import FlagCopyConfigEnvironment
 from launchdarkly_api.models.flag_copy_config_post import FlagCopyConfigPost
+from launchdarkly_api.models.flag_scheduled_changes_input import FlagScheduledChangesInput
 from launchdarkly_api.models.patch_operation import PatchOperation
 from launchdarkly_api.models.patch_with_comment import PatchWithComment
+from launchdarkly_api.models.post_flag_scheduled_changes_input import (
+    PostFlagScheduledChangesInput,
+)
 from launchdarkly_api.models.project_post import ProjectPost
 from launchdarkly_api.models.segment_body import SegmentBody
 from launchdarkly_api.models.variation import Variation
+from support.deadlines import wait_until
 from support.processes import ServeProcess, running
 
 ADMIN_TOKEN = "e2e-admin-token"
@@ -231,3 +239,56 @@ def test_client_copies_a_configuration_between_environments(
     )
     assert copied.environments is not None
     assert copied.environments["production"].on is True
+
+
+def test_client_schedules_edits_and_lists_a_change_the_worker_then_runs(
+    client: launchdarkly_api.ApiClient,
+) -> None:
+    """The `all` process runs the worker: a change due two seconds on is applied by it."""
+    ProjectsApi(client).post_project(ProjectPost(key="sched", name="Sched"))
+    flags = FeatureFlagsApi(client)
+    flags.post_feature_flag("sched", FeatureFlagBody(key="launch", name="Launch"))
+    schedules = ScheduledChangesApi(client)
+    soon = int(time.time() * 1000) + 2_000
+    created = schedules.post_flag_config_scheduled_changes(
+        "sched",
+        "launch",
+        "production",
+        PostFlagScheduledChangesInput(
+            execution_date=soon + 60_000, instructions=[{"kind": "turnFlagOn"}], comment="go"
+        ),
+    )
+    assert isinstance(created, FeatureFlagScheduledChange)
+    assert created.version == 1
+    assert created.instructions == [{"kind": "turnFlagOn"}]
+    edited = schedules.patch_flag_config_scheduled_change(
+        "sched",
+        "launch",
+        "production",
+        created.id,
+        FlagScheduledChangesInput(
+            instructions=[{"kind": "updateScheduledChangesExecutionDate", "value": soon}]
+        ),
+    )
+    assert (edited.execution_date, edited.version) == (soon, 2)
+    listed = schedules.get_flag_config_scheduled_changes("sched", "launch", "production")
+    assert [item.id for item in listed.items] == [created.id]
+    with pytest.raises(ApiException) as raised:
+        schedules.post_flag_config_scheduled_changes(
+            "sched",
+            "launch",
+            "production",
+            PostFlagScheduledChangesInput(
+                execution_date=soon - 10_000, instructions=[{"kind": "turnFlagOff"}]
+            ),
+        )
+    assert raised.value.status == 400
+
+    wait_until(
+        lambda: flags.get_feature_flag("sched", "launch").environments["production"].on,  # type: ignore[index]
+        timeout=30,
+        what="the worker to apply the scheduled change",
+    )
+    assert schedules.get_flag_config_scheduled_changes("sched", "launch", "production").items == []
+    done = schedules.get_feature_flag_scheduled_change("sched", "launch", "production", created.id)
+    assert done.execution_date == soon

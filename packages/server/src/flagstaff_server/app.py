@@ -55,6 +55,7 @@ from flagstaff_server.status_page import handles as status_page_handles
 from flagstaff_server.ui.asgi import UiApp, is_ui_path
 from flagstaff_server.worker import Job, Worker
 from flagstaff_server.worker import metrics as worker_metrics
+from flagstaff_server.worker.scheduled_change_job import scheduled_change_job
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +166,8 @@ class Flagstaff:
     def worker_jobs(self, plane: ControlPlane) -> list[Job]:
         """The worker role's jobs (docs/workflows.md, "The worker"): each workflow that needs
         work done in the background, at a time or again after a failure, adds its job here."""
-        return []
+        poll = timedelta(seconds=self.settings.worker_poll_seconds)
+        return [scheduled_change_job(plane, every=poll)]
 
     def environment_records(self) -> list[EnvironmentRecord]:
         assert self.store is not None

@@ -35,6 +35,8 @@ from flagstaff_server.services.ports import (
     NoticeRecord,
     ProjectRecord,
     Replication,
+    ScheduledChangeRecord,
+    ScheduledChangeStatus,
     SegmentRecord,
     SessionRecord,
     Store,
@@ -88,6 +90,7 @@ class _State:
     notices: dict[str, NoticeRecord] = field(default_factory=dict)
     leases: dict[str, LeaseRecord] = field(default_factory=dict)
     webhooks: WebhookTables = field(default_factory=WebhookTables)
+    scheduled_changes: dict[str, ScheduledChangeRecord] = field(default_factory=dict)
 
 
 class _Journal:
@@ -595,6 +598,83 @@ class _Leases:
         return [copy.deepcopy(lease) for _, lease in sorted(self._state.leases.items())]
 
 
+class _ScheduledChanges:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, change_id: str) -> ScheduledChangeRecord | None:
+        return copy.deepcopy(self._state.scheduled_changes.get(change_id))
+
+    def _due(self, now: datetime) -> list[ScheduledChangeRecord]:
+        due = [
+            change
+            for change in self._state.scheduled_changes.values()
+            if change.status == "pending" and change.execution <= truncate(now)
+        ]
+        return sorted(due, key=lambda change: (change.execution, change.id))
+
+    def due(self, now: datetime, limit: int) -> list[ScheduledChangeRecord]:
+        return copy.deepcopy(self._due(now)[: max(limit, 0)])
+
+    def backlog(self, now: datetime) -> tuple[int, datetime | None]:
+        due = self._due(now)
+        return len(due), (due[0].execution if due else None)
+
+    def claim(self, change_id: str) -> ScheduledChangeRecord | None:
+        self._journal.check_writable()
+        found = self._state.scheduled_changes.get(change_id)
+        return copy.deepcopy(found) if found is not None and found.status == "pending" else None
+
+    def add(self, record: ScheduledChangeRecord) -> None:
+        if record.id in self._state.scheduled_changes:
+            raise AlreadyExists(f"scheduled change {record.id!r} already exists")
+        self._journal.put(self._state.scheduled_changes, record.id, _stored(record))
+
+    def replace(self, record: ScheduledChangeRecord, expected_version: int) -> None:
+        current = self._state.scheduled_changes.get(record.id)
+        if current is None:
+            raise NotFound(f"scheduled change {record.id!r} not found")
+        if current.version != expected_version:
+            raise VersionConflict(
+                f"scheduled change {record.id!r} is at version {current.version}, "
+                f"not {expected_version}",
+                path="/_version",
+            )
+        self._journal.put(self._state.scheduled_changes, record.id, _stored(record))
+
+    def delete(self, change_id: str) -> None:
+        if change_id not in self._state.scheduled_changes:
+            raise NotFound(f"no scheduled change {change_id!r}")
+        self._journal.remove(self._state.scheduled_changes, change_id)
+
+    def delete_pending(self, project: str, flag: str) -> int:
+        doomed = [
+            change.id
+            for change in self._state.scheduled_changes.values()
+            if (change.project, change.flag, change.status) == (project, flag, "pending")
+        ]
+        for change_id in doomed:
+            self._journal.remove(self._state.scheduled_changes, change_id)
+        return len(doomed)
+
+    def list(
+        self,
+        project: str,
+        flag: str,
+        *,
+        environment: str | None = None,
+        status: ScheduledChangeStatus | None = "pending",
+    ) -> list[ScheduledChangeRecord]:
+        chosen = [
+            change
+            for change in self._state.scheduled_changes.values()
+            if (change.project, change.flag) == (project, flag)
+            and (environment is None or change.environment == environment)
+            and (status is None or change.status == status)
+        ]
+        return copy.deepcopy(sorted(chosen, key=lambda change: (change.execution, change.id)))
+
+
 class InMemoryUnitOfWork:
     def __init__(self, state: _State, journal: _Journal, store: InMemoryStore) -> None:
         self.projects = _Projects(state, journal)
@@ -611,6 +691,7 @@ class InMemoryUnitOfWork:
         self.leases = _Leases(state, journal)
         self.webhooks = InMemoryWebhooks(state.webhooks, journal)
         self.deliveries = InMemoryDeliveries(state.webhooks, journal)
+        self.scheduled_changes = _ScheduledChanges(state, journal)
 
 
 class InMemoryReplication:

@@ -336,6 +336,37 @@ def edit_flag(
     return present_flag(document, project_key=project)
 
 
+def preview_edit(
+    tx: Transaction, record: FlagRecord, request: EditRequest, *, clearance: Clearance = DIRECT
+) -> None:
+    """Raise what `edit_flag` would raise for this edit of `record` now (bad instructions, a
+    flag that no longer fits them, a scope the actor lacks, an environment's approval or comment
+    rule not met under `clearance`), storing nothing. With `PRECLEARED`, `tx` may be read-only;
+    otherwise an allowed bypass of approval is recorded as `edit_flag` records it."""
+    after = edited_document(tx, record, request)
+    if after is None:
+        dependents = prerequisite_users(tx.uow, record.project, record.key)
+        if dependents:
+            raise Conflict(
+                f"flag {record.key!r} is a prerequisite of {', '.join(map(repr, dependents))}"
+            )
+        return
+    validate_flag_document(after, flag_lookup=lookup_in(tx.uow, record.project, edited=after))
+    bump = bump_versions(record.doc, after, epoch_millis(tx.now))
+    if not bump.changed:
+        return
+    check_scope(tx.actor, record.project, record.doc, bump.document, bump.changed_environments)
+    check_flag_change(
+        tx,
+        record.project,
+        record.doc,
+        bump.document,
+        bump.changed_environments,
+        comment=request.comment,
+        clearance=clearance,
+    )
+
+
 def commit_edit(
     tx: Transaction,
     record: FlagRecord,
@@ -485,6 +516,8 @@ def remove(
         tx.uow.flags.delete(record.project, record.key, expected_version=record.version)
     except VersionConflict as exc:
         raise LostRace(f"flag {record.key!r} changed while it was deleted") from exc
+    # a flag made again with this key must not inherit the old one's schedule
+    tx.uow.scheduled_changes.delete_pending(record.project, record.key)
     tx.audit(
         kind="flag",
         resource=resource_of(record.project, record.key),

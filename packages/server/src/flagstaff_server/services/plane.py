@@ -89,11 +89,14 @@ class Transaction:
         patch: Any = None,
         before: JsonObject | None = None,
         after: JsonObject | None = None,
+        entry_id: str | None = None,
     ) -> AuditEntry:
         """Record who did what to `resource` (a LaunchDarkly resource spec such as
-        `proj/p:env/e:flag/k`), with the representation before and after."""
+        `proj/p:env/e:flag/k`), with the representation before and after. `entry_id` (default:
+        a new id) lets a job make its entry its unique key: a second transaction recording the
+        same id fails with `AlreadyExists` and rolls back with everything it wrote."""
         entry = AuditEntry(
-            id=new_id(),
+            id=entry_id or new_id(),
             at=self.now,
             actor=self.actor.token_id,
             kind=kind,

@@ -208,6 +208,29 @@ class LeaseRecord:
     """When `holder` took it (renewals keep this)."""
 
 
+ScheduledChangeStatus = Literal["pending", "executed", "failed"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScheduledChangeRecord:
+    """Semantic-patch instructions to apply to a flag's environment at `execution`
+    (docs/workflows.md, "Scheduled changes"). Pending until the worker applies them once
+    ("executed") or finds they no longer apply ("failed"); `version` is the compare-and-set
+    token of edits and of that transition."""
+
+    id: str
+    project: str
+    flag: str
+    environment: str
+    execution: datetime
+    status: ScheduledChangeStatus = "pending"
+    version: int = 1
+    created: datetime
+    doc: JsonObject
+    """Everything else: instructions, comment, who scheduled it (and with which access), and once
+    run, when, how late and what came of it."""
+
+
 @dataclass(frozen=True, slots=True)
 class DatabaseTimeline:
     """Which history a PostgreSQL primary is writing: its timeline and cluster identity."""
@@ -458,6 +481,50 @@ class LeaseRepository(Protocol):
         ...
 
 
+class ScheduledChangeRepository(Protocol):
+    def get(self, change_id: str) -> ScheduledChangeRecord | None: ...
+    def due(self, now: datetime, limit: int) -> list[ScheduledChangeRecord]:
+        """Pending changes whose execution time is at or before `now`, oldest first, at most
+        `limit`."""
+        ...
+
+    def backlog(self, now: datetime) -> tuple[int, datetime | None]:
+        """How many pending changes are due at `now`, and the execution time of the oldest."""
+        ...
+
+    def claim(self, change_id: str) -> ScheduledChangeRecord | None:
+        """The pending change, its row held until commit; None when it is not pending or another
+        transaction holds it now (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite's writers run
+        one at a time)."""
+        ...
+
+    def add(self, record: ScheduledChangeRecord) -> None: ...
+    def replace(self, record: ScheduledChangeRecord, expected_version: int) -> None:
+        """Store `record` if the stored version is still `expected_version`, else raise
+        `VersionConflict` (`NotFound` when it is gone)."""
+        ...
+
+    def delete(self, change_id: str) -> None:
+        """Raises `NotFound` for a missing change."""
+        ...
+
+    def delete_pending(self, project: str, flag: str) -> int:
+        """Remove the flag's pending changes (the flag is being deleted); returns how many."""
+        ...
+
+    def list(
+        self,
+        project: str,
+        flag: str,
+        *,
+        environment: str | None = None,
+        status: ScheduledChangeStatus | None = "pending",
+    ) -> list[ScheduledChangeRecord]:
+        """The flag's scheduled changes (in one environment, of one status; None: all), ordered
+        by execution time then id."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction. Repositories are valid only inside it."""
 
@@ -491,6 +558,9 @@ class UnitOfWork(Protocol):
     def deliveries(self) -> DeliveryRepository:
         """The webhook outbox: deliveries and their attempts (`services.webhook_ports`)."""
         ...
+
+    @property
+    def scheduled_changes(self) -> ScheduledChangeRepository: ...
 
 
 class Store(Protocol):
@@ -613,6 +683,9 @@ __all__ = [
     "Replication",
     "RetiredCredential",
     "Role",
+    "ScheduledChangeRecord",
+    "ScheduledChangeRepository",
+    "ScheduledChangeStatus",
     "SegmentRecord",
     "SegmentRepository",
     "SessionRecord",

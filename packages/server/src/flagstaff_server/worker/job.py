@@ -26,12 +26,13 @@ class JobRun:
     """The worker's clock at the start of the run; the job's "now" for what is due."""
     lease: LeaseRecord
 
-    def holds_lease(self, uow: UnitOfWork) -> bool:
+    def holds_lease(self, uow: UnitOfWork, at: datetime | None = None) -> bool:
         """Whether this run's lease is still current, asked inside the job's own write
         transaction: a run that lost its lease (it was paused past the lease's end and another
-        worker took over) must not commit. The unique keys a job writes guard the rest."""
+        worker took over) must not commit. `at` is the transaction's time (default: the start
+        of the run). The unique keys a job writes guard the rest."""
         lease = self.lease
-        return uow.leases.holds(lease.name, lease.holder, lease.fence, self.now)
+        return uow.leases.holds(lease.name, lease.holder, lease.fence, at or self.now)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -306,3 +306,21 @@ webhook_attempts = Table(
     ),
     Index("ix_webhook_attempts_delivery", "delivery"),
 )
+
+# Scheduled changes of flags (migration 0009; docs/workflows.md, "Scheduled changes"): pending
+# until the worker applies them once; the due ones are found by (status, execution_ms).
+scheduled_changes = Table(
+    "scheduled_changes",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("project", Text, nullable=False),
+    Column("flag", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("execution_ms", BigInteger, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    Index("ix_scheduled_changes_due", "status", "execution_ms"),
+    Index("ix_scheduled_changes_flag", "project", "flag"),
+)

@@ -29,6 +29,7 @@ from flagstaff_server.adapters.sql.migration import upgrade
 from flagstaff_server.adapters.sql.notice_repository import SqlNotices
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
 from flagstaff_server.adapters.sql.replication import SqlReplication, is_read_only_refusal
+from flagstaff_server.adapters.sql.scheduled_change_repository import SqlScheduledChanges
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
 from flagstaff_server.adapters.sql.transaction import Transaction
@@ -56,6 +57,7 @@ class SqlUnitOfWork:
         self.leases = SqlLeases(tx)
         self.webhooks = SqlWebhooks(tx)
         self.deliveries = SqlDeliveries(tx)
+        self.scheduled_changes = SqlScheduledChanges(tx)
 
 
 class SqlStore:

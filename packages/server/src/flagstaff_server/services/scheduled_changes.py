@@ -1,0 +1,473 @@
+"""Scheduled-change use cases: create, list, read, edit and delete the changes scheduled for a
+flag in one environment (LaunchDarkly's
+`/projects/{p}/flags/{f}/environments/{e}/scheduled-changes`).
+
+Instructions are checked when a change is scheduled or edited exactly as a semantic PATCH would
+check them now (`flags.preview_edit`, the environment's approval and comment rules included),
+and again when the worker applies them (`scheduled_change_runs`). Conflicts are reported, never
+resolved silently: with other pending changes of the flag (a 400 unless `ignoreConflicts`),
+and, when read, with the flag as it is now.
+`schedule` is the function other workflows call inside their own transaction (an approved
+request with an `executionDate`). No HTTP and no SQL here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from flagstaff_server.domain.scheduled_change import (
+    OtherChange,
+    ScheduleEdit,
+    conflicts_with,
+    parse_schedule_body,
+    parse_schedule_patch,
+)
+from flagstaff_server.errors import Conflict, FlagstaffError, NotFound, ValidationError
+from flagstaff_server.services.access import Actor, authorize
+from flagstaff_server.services.approval_gate import DIRECT, PRECLEARED, Clearance
+from flagstaff_server.services.edit import EditRequest, SemanticPatch
+from flagstaff_server.services.flags import get_record, preview_edit
+from flagstaff_server.services.plane import (
+    ControlPlane,
+    Transaction,
+    epoch_millis,
+    from_epoch_millis,
+    new_id,
+)
+from flagstaff_server.services.ports import (
+    FlagRecord,
+    JsonObject,
+    Role,
+    ScheduledChangeRecord,
+    ScheduledChangeStatus,
+    UnitOfWork,
+)
+
+AUDIT_KIND = "scheduledChange"
+"""The kind of the audit entries of scheduled changes; their resource is the flag's in the
+change's environment, so a policy on `proj/*:env/production:flag/*` covers them."""
+STATUSES: tuple[ScheduledChangeStatus, ...] = ("pending", "executed", "failed")
+_INSTRUCTION_PATH = re.compile(r"^/instructions/(\d+)")
+
+
+def collection_path(project: str, flag: str, environment: str) -> str:
+    return f"/api/v2/projects/{project}/flags/{flag}/environments/{environment}/scheduled-changes"
+
+
+def resource_of(project: str, flag: str, environment: str) -> str:
+    """The audit log's resource: the flag in the change's environment."""
+    return f"proj/{project}:env/{environment}:flag/{flag}"
+
+
+# who scheduled it -----------------------------------------------------------------------------
+
+
+def maintainer_of(actor: Actor) -> JsonObject:
+    """What the change keeps of its author: the worker applies it on the author's behalf."""
+    return {
+        "tokenId": actor.token_id,
+        "name": actor.name,
+        "role": actor.role,
+        "project": actor.project,
+        "environment": actor.environment,
+    }
+
+
+def stored_actor(record: ScheduledChangeRecord) -> Actor:
+    maintainer = record.doc["maintainer"]
+    role: Role = maintainer["role"]
+    return Actor(
+        token_id=maintainer["tokenId"],
+        name=maintainer["name"],
+        role=role,
+        project=maintainer.get("project"),
+        environment=maintainer.get("environment"),
+    )
+
+
+# representation -------------------------------------------------------------------------------
+
+
+def present(
+    record: ScheduledChangeRecord, *, conflicts: list[JsonObject] | None = None
+) -> JsonObject:
+    """LaunchDarkly's `FeatureFlagScheduledChange`, with Flagstaff's `_status` and, once run,
+    `_executedDate`, `_lateByMillis` (how long after `executionDate` it ran) or `_error`."""
+    doc = record.doc
+    base = collection_path(record.project, record.flag, record.environment)
+    body: JsonObject = {
+        "_id": record.id,
+        "_creationDate": epoch_millis(record.created),
+        "_maintainerId": doc["maintainer"]["tokenId"],
+        "_maintainer": {"name": doc["maintainer"]["name"]},
+        "_version": record.version,
+        "executionDate": epoch_millis(record.execution),
+        "instructions": doc["instructions"],
+        "conflicts": conflicts or [],
+        "_status": record.status,
+        "_links": {
+            "self": {"href": f"{base}/{record.id}", "type": "application/json"},
+            "parent": {"href": base, "type": "application/json"},
+        },
+    }
+    if doc.get("comment") is not None:
+        body["comment"] = doc["comment"]
+    if doc.get("origin") is not None:
+        body["_origin"] = doc["origin"]
+    for field in ("executedDate", "lateByMillis", "error"):
+        if field in doc:
+            body[f"_{field}"] = doc[field]
+    return body
+
+
+# checks ---------------------------------------------------------------------------------------
+
+
+def semantic_request(
+    record: ScheduledChangeRecord | None,
+    *,
+    instructions: list[dict[str, Any]],
+    environment: str,
+    comment: str | None,
+) -> EditRequest:
+    """The semantic PATCH a scheduled change amounts to (what the audit log keeps as its body)."""
+    body: JsonObject = {"environmentKey": environment, "instructions": instructions}
+    if comment is not None:
+        body["comment"] = comment
+    if record is not None:
+        body["scheduledChangeId"] = record.id
+        body["executionDate"] = epoch_millis(record.execution)
+    return EditRequest(
+        edit=SemanticPatch(instructions=instructions, environment_key=environment),
+        comment=comment,
+        body=body,
+    )
+
+
+def check_instructions_now(
+    tx: Transaction,
+    flag: FlagRecord,
+    instructions: list[dict[str, Any]],
+    environment: str,
+    *,
+    path: str = "/instructions",
+    comment: str | None = None,
+    clearance: Clearance = DIRECT,
+) -> None:
+    """Raise what a semantic PATCH with these instructions would raise now, its path moved under
+    `path` (`/instructions/1/value/0/...` for a PATCH's replacement instructions). `clearance`
+    as for a PATCH: scheduling a change an environment must approve needs an approval request
+    (or the right to bypass it), as changing it directly would."""
+    request = semantic_request(
+        None, instructions=instructions, environment=environment, comment=comment
+    )
+    try:
+        preview_edit(tx, flag, request, clearance=clearance)
+    except ValidationError as exc:
+        if path != "/instructions" and exc.path and exc.path.startswith("/instructions"):
+            moved = path + exc.path[len("/instructions") :]
+            raise ValidationError(exc.message, path=moved) from None
+        raise
+
+
+def others_of(
+    uow: UnitOfWork, project: str, flag: str, *, excluding: str | None = None
+) -> list[OtherChange]:
+    return [
+        OtherChange(
+            id=other.id,
+            environment=other.environment,
+            execution_ms=epoch_millis(other.execution),
+            instructions=other.doc["instructions"],
+        )
+        for other in uow.scheduled_changes.list(project, flag, status="pending")
+        if other.id != excluding
+    ]
+
+
+def refuse_conflicts(
+    conflicts: list[JsonObject], instructions: list[dict[str, Any]], *, path: str
+) -> None:
+    """LaunchDarkly answers a conflicting schedule with 400 unless `ignoreConflicts=true`."""
+    if not conflicts:
+        return
+    first = conflicts[0]
+    index = next(i for i, item in enumerate(instructions) if item is first["instruction"])
+    raise ValidationError(
+        f"{first['reason']}; pass ignoreConflicts=true to schedule it anyway",
+        path=f"{path}/{index}",
+    )
+
+
+def current_conflicts(tx: Transaction, record: ScheduledChangeRecord) -> list[JsonObject]:
+    """Conflicts of a pending change as of now: with the other pending changes of the flag, and
+    with the flag itself (instructions that would fail if applied now: a rule removed since, a
+    variation gone, ...). Executed and failed changes have none."""
+    if record.status != "pending":
+        return []
+    instructions = record.doc["instructions"]
+    found = conflicts_with(
+        instructions,
+        record.environment,
+        others_of(tx.uow, record.project, record.flag, excluding=record.id),
+    )
+    flag = tx.uow.flags.get(record.project, record.flag)
+    if flag is None:
+        return found
+    checking = Transaction(uow=tx.uow, actor=stored_actor(record), now=tx.now)
+    try:
+        # the approval rules were met when it was scheduled; what is left is whether it fits
+        check_instructions_now(
+            checking, flag, instructions, record.environment, clearance=PRECLEARED
+        )
+    except FlagstaffError as exc:
+        match = _INSTRUCTION_PATH.match(exc.path or "")
+        index = int(match.group(1)) if match else 0
+        found.append(
+            {
+                "instruction": instructions[min(index, len(instructions) - 1)],
+                "reason": f"does not apply to the flag as it is now: {exc.message}",
+                "path": exc.path,
+            }
+        )
+    return found
+
+
+def target_of(uow: UnitOfWork, project: str, flag: str, environment: str) -> FlagRecord:
+    """The flag, once its project, itself and the environment are known to exist (404s)."""
+    record = get_record(uow, project, flag)
+    if uow.environments.get(project, environment) is None:
+        raise NotFound(f"no environment {environment!r} in project {project!r}")
+    return record
+
+
+def existing(
+    uow: UnitOfWork, project: str, flag: str, environment: str, change_id: str
+) -> ScheduledChangeRecord:
+    target_of(uow, project, flag, environment)
+    record = uow.scheduled_changes.get(change_id)
+    if record is None or (record.project, record.flag, record.environment) != (
+        project,
+        flag,
+        environment,
+    ):
+        raise NotFound(f"no scheduled change {change_id!r} for flag {flag!r} in {environment!r}")
+    return record
+
+
+# use cases ------------------------------------------------------------------------------------
+
+
+def schedule(
+    tx: Transaction,
+    *,
+    project: str,
+    flag: str,
+    environment: str,
+    execution_ms: int,
+    instructions: list[dict[str, Any]],
+    comment: str | None = None,
+    ignore_conflicts: bool = False,
+    origin: JsonObject | None = None,
+    clearance: Clearance = DIRECT,
+) -> ScheduledChangeRecord:
+    """Schedule `instructions` for the flag in `environment` at `execution_ms`, on behalf of
+    `tx.actor`, inside `tx`: checked against the flag now (a 400 naming `/instructions/i/...`)
+    and against the flag's other pending changes (a 400 unless `ignore_conflicts`), then stored
+    and audited. `origin` says what made it (an approval request: `{"kind", "_id"}`), shown as
+    `_origin`. `clearance` says what the change has been through (an approval request that
+    was approved: `approval_gate.approved_in(environment)`); by default the environment's
+    approval and comment rules apply as to a direct change. For callers that parsed their own
+    body; the API parses with `domain.scheduled_change`."""
+    authorize(tx.actor, "writer", project=project, environment=environment)
+    target = target_of(tx.uow, project, flag, environment)
+    check_instructions_now(
+        tx, target, instructions, environment, comment=comment, clearance=clearance
+    )
+    conflicts = conflicts_with(instructions, environment, others_of(tx.uow, project, flag))
+    if not ignore_conflicts:
+        refuse_conflicts(conflicts, instructions, path="/instructions")
+    doc: JsonObject = {"instructions": instructions, "maintainer": maintainer_of(tx.actor)}
+    if comment is not None:
+        doc["comment"] = comment
+    if origin is not None:
+        doc["origin"] = origin
+    record = ScheduledChangeRecord(
+        id=new_id(),
+        project=project,
+        flag=flag,
+        environment=environment,
+        execution=from_epoch_millis(execution_ms),
+        created=tx.now,
+        doc=doc,
+    )
+    tx.uow.scheduled_changes.add(record)
+    tx.audit(
+        kind=AUDIT_KIND,
+        resource=resource_of(project, flag, environment),
+        action="createScheduledChange",
+        comment=comment,
+        after=present(record),
+    )
+    return record
+
+
+def create_scheduled_change(
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    flag: str,
+    environment: str,
+    body: object,
+    *,
+    ignore_conflicts: bool = False,
+) -> JsonObject:
+    authorize(actor, "writer", project=project, environment=environment)
+    with plane.write(actor) as tx:
+        request = parse_schedule_body(body, now_ms=epoch_millis(tx.now))
+        record = schedule(
+            tx,
+            project=project,
+            flag=flag,
+            environment=environment,
+            execution_ms=request.execution_ms,
+            instructions=request.instructions,
+            comment=request.comment,
+            ignore_conflicts=ignore_conflicts,
+        )
+        return present(record, conflicts=current_conflicts(tx, record))
+
+
+def list_scheduled_changes(
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    flag: str,
+    environment: str,
+    *,
+    status: ScheduledChangeStatus | None = "pending",
+) -> JsonObject:
+    """`{items, totalCount, _links}`: the flag's changes in the environment (pending ones unless
+    `status` says otherwise; None: all), soonest first, each with its current conflicts."""
+    with plane.read() as uow:
+        target_of(uow, project, flag, environment)
+        tx = Transaction(uow=uow, actor=actor, now=plane.clock())
+        items = [
+            present(record, conflicts=current_conflicts(tx, record))
+            for record in uow.scheduled_changes.list(
+                project, flag, environment=environment, status=status
+            )
+        ]
+    base = collection_path(project, flag, environment)
+    return {
+        "items": items,
+        "totalCount": len(items),
+        "_links": {"self": {"href": base, "type": "application/json"}},
+    }
+
+
+def get_scheduled_change(
+    plane: ControlPlane, actor: Actor, project: str, flag: str, environment: str, change_id: str
+) -> JsonObject:
+    with plane.read() as uow:
+        record = existing(uow, project, flag, environment, change_id)
+        tx = Transaction(uow=uow, actor=actor, now=plane.clock())
+        return present(record, conflicts=current_conflicts(tx, record))
+
+
+def update_scheduled_change(
+    plane: ControlPlane,
+    actor: Actor,
+    project: str,
+    flag: str,
+    environment: str,
+    change_id: str,
+    body: object,
+    *,
+    ignore_conflicts: bool = False,
+) -> JsonObject:
+    """LaunchDarkly's semantic patch of a pending change; a change that ran (or failed) is a 409.
+    New instructions are checked as at creation, and so is a new execution date."""
+    authorize(actor, "writer", project=project, environment=environment)
+    with plane.write(actor) as tx:
+        edit = parse_schedule_patch(body, now_ms=epoch_millis(tx.now))
+        record = existing(tx.uow, project, flag, environment, change_id)
+        if record.status != "pending":
+            raise_not_pending(record)
+        if edit.delete:
+            remove(tx, record, comment=edit.comment)
+            return present(record)
+        updated = edited(tx, record, edit, ignore_conflicts=ignore_conflicts)
+        return present(updated, conflicts=current_conflicts(tx, updated))
+
+
+def edited(
+    tx: Transaction, record: ScheduledChangeRecord, edit: ScheduleEdit, *, ignore_conflicts: bool
+) -> ScheduledChangeRecord:
+    doc = dict(record.doc)
+    if edit.instructions is not None:
+        path = edit.instructions_path
+        target = target_of(tx.uow, record.project, record.flag, record.environment)
+        check_instructions_now(
+            tx,
+            target,
+            edit.instructions,
+            record.environment,
+            path=path,
+            comment=edit.comment or record.doc.get("comment"),
+        )
+        conflicts = conflicts_with(
+            edit.instructions,
+            record.environment,
+            others_of(tx.uow, record.project, record.flag, excluding=record.id),
+        )
+        if not ignore_conflicts:
+            refuse_conflicts(conflicts, edit.instructions, path=path)
+        doc["instructions"] = edit.instructions
+    if edit.comment is not None:
+        doc["comment"] = edit.comment
+    execution = (
+        record.execution if edit.execution_ms is None else from_epoch_millis(edit.execution_ms)
+    )
+    updated = replace(record, execution=execution, version=record.version + 1, doc=doc)
+    tx.uow.scheduled_changes.replace(updated, expected_version=record.version)
+    tx.audit(
+        kind=AUDIT_KIND,
+        resource=resource_of(record.project, record.flag, record.environment),
+        action="updateScheduledChange",
+        comment=edit.comment,
+        before=present(record),
+        after=present(updated),
+    )
+    return updated
+
+
+def raise_not_pending(record: ScheduledChangeRecord) -> None:
+    raise Conflict(
+        f"scheduled change {record.id!r} has {record.status} and can no longer be changed"
+    )
+
+
+def remove(tx: Transaction, record: ScheduledChangeRecord, *, comment: str | None) -> None:
+    tx.uow.scheduled_changes.delete(record.id)
+    tx.audit(
+        kind=AUDIT_KIND,
+        resource=resource_of(record.project, record.flag, record.environment),
+        action="deleteScheduledChange",
+        comment=comment,
+        before=present(record),
+    )
+
+
+def delete_scheduled_change(
+    plane: ControlPlane, actor: Actor, project: str, flag: str, environment: str, change_id: str
+) -> None:
+    """Delete a pending change; one that ran (or failed) stays as the record of what happened."""
+    authorize(actor, "writer", project=project, environment=environment)
+    with plane.write(actor) as tx:
+        record = existing(tx.uow, project, flag, environment, change_id)
+        if record.status != "pending":
+            raise_not_pending(record)
+        remove(tx, record, comment=None)
