@@ -15,6 +15,7 @@ from contract_backends import PostgresServer
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.regions.epoch_watch import EpochWatch
 from flagstaff_server.services import epochs
 from flagstaff_server.services.access import Actor
 from flagstaff_server.services.edit import parse_edit
@@ -23,6 +24,7 @@ from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import DatabaseTimeline, Store
 from flagstaff_server.services.projects import ProjectRequest, create_project
 from flagstaff_server.services.segments import create_segment
+from support.deadlines import eventually
 from support.in_process import control_plane
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -336,3 +338,29 @@ def test_a_postgres_writer_on_another_timeline_than_recorded_starts_an_epoch_onc
     assert recorded == [(1, found.timeline + 100, "initial"), (2, found.timeline, "timeline")]
     assert flags["after"].epoch == flags["also"].epoch == 2
     assert flags["banner"].epoch == 1
+
+
+async def test_the_api_watch_starts_the_epoch_of_a_promotion_with_no_write() -> None:
+    store = InMemoryStore(timeline=DatabaseTimeline(timeline=1, system_id="a"))
+    plane = seeded_plane(store)
+    published: list[int] = []
+    plane.feed.publish = published.append  # type: ignore[method-assign]
+    watch = EpochWatch(plane, interval_seconds=0.01)
+    await watch.start()
+    try:
+        await eventually(lambda: watch.checks >= 1, what="a first check")
+        assert watch.started == 0
+        store.timeline = DatabaseTimeline(timeline=2, system_id="a")  # promoted meanwhile
+        await eventually(lambda: watch.started == 1, what="the watch to start epoch 2")
+        later = watch.checks + 3
+        await eventually(lambda: watch.checks >= later, what="three more checks")
+        assert watch.started == 1
+    finally:
+        await watch.stop()
+    with store.unit_of_work(read_only=True) as uow:
+        assert [(e.epoch, e.reason) for e in uow.epochs.list()] == [
+            (1, "initial"),
+            (2, "timeline"),
+        ]
+        marker = uow.changes.latest_seq()
+    assert published == [marker]

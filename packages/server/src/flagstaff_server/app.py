@@ -38,6 +38,7 @@ from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.fleet_summary import FleetWatch
 from flagstaff_server.notice import Notice
+from flagstaff_server.regions.epoch_watch import EpochWatch
 from flagstaff_server.regions.region_status import RegionStatus
 from flagstaff_server.services.break_glass import record_document
 from flagstaff_server.services.notices import notice_of, record_signed_notice
@@ -106,6 +107,7 @@ class Flagstaff:
         self.signed_notices: SignedNotices | None = None
         self.freshness: Freshness | None = None
         self.fleet_watch: FleetWatch | None = None
+        self.epoch_watch: EpochWatch | None = None
         self.analytics = analytics
         """Built at start from the settings unless handed in (tests hand in one with a tally
         of their own)."""
@@ -240,6 +242,10 @@ class Flagstaff:
                     "read-only until it is promoted (flagstaff dr promote)"
                 )
             await self.region_status.state()  # records the primary's region on a primary
+            if getattr(self.store, "dialect", None) == "postgresql":
+                # checks at once (a promotion or PITR while nothing ran), then every 2 s
+                self.epoch_watch = EpochWatch(self.plane)
+                await self.epoch_watch.start()
         if self.settings.serves_delivery or self.settings.serves_ingest:
             # an ingest-only node runs delivery's node unmounted: its credentials index
             self.delivery = DeliveryNode(
@@ -333,7 +339,13 @@ class Flagstaff:
         self.ready = False
         if self.worker is not None:
             await self.worker.stop()
-        for part in (self.status_site, self.signed_notices, self.fleet_watch, self.freshness):
+        for part in (
+            self.status_site,
+            self.signed_notices,
+            self.fleet_watch,
+            self.freshness,
+            self.epoch_watch,
+        ):
             if part is not None:
                 await part.stop()
         if self.ingest is not None:

@@ -212,3 +212,23 @@ class EpochGuard:
         # Not remembered until a later transaction sees it recorded: this one may roll back.
         started = follow_in(uow, found, reason="timeline", at=at)
         return 0 if started is None else started[1]
+
+    def check_store(
+        self, store: Store, at: datetime, feed: ChangeFeed | None = None
+    ) -> EpochRecord | None:
+        """The same check outside any write (the API's background watch): a read, and a write
+        only when the primary's history differs from the current epoch's; the epoch it
+        started, if any."""
+        with store.unit_of_work(read_only=True) as uow:
+            found = uow.epochs.timeline()
+            if found is None:
+                return None
+            with self._lock:
+                if found in self._confirmed:
+                    return None
+            current = uow.epochs.current()
+            if _matches(current, found) and current.timeline is not None:
+                with self._lock:
+                    self._confirmed.add(found)
+                return None
+        return follow_timeline(store, "timeline", at=at, feed=feed)
