@@ -9,7 +9,17 @@ from pathlib import Path
 import flagstaff_stats
 
 ALLOWED = frozenset(
-    {"__future__", "collections", "dataclasses", "enum", "functools", "math", "typing", "scipy"}
+    {
+        "__future__",
+        "collections",
+        "dataclasses",
+        "enum",
+        "functools",
+        "math",
+        "operator",
+        "typing",
+        "scipy",
+    }
 )
 FORBIDDEN_ATTRIBUTES = ("now", "utcnow", "today", "time", "random", "urandom", "default_rng")
 

@@ -63,3 +63,12 @@ def test_covariate_summary_refuses_a_cross_sum_no_data_allows() -> None:
         CovariateSummary(post=honest.post, pre=honest.pre, cross_sum=honest.cross_sum + 100.0)
     with pytest.raises(InvalidSummary, match="same units"):
         CovariateSummary(post=honest.post, pre=Summary.of_values([1.0]), cross_sum=1.0)
+
+
+def test_numpy_integers_are_counts_too() -> None:
+    # Aggregation through numpy or pandas hands over np.int64 counts.
+    s = Summary(n=np.int64(4), sum=np.float64(6.0), sum_squares=np.float64(14.0))
+    assert s.n == 4
+    assert type(s.n) is int
+    c = Summary.of_conversions(units=np.int64(10), converted=np.int64(3))
+    assert (c.n, c.sum) == (10, 3.0)

@@ -8,14 +8,23 @@ sum Σ x·pre. Values only: validation here, arithmetic in the method modules, n
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import SupportsIndex
 
 from flagstaff_stats.errors import InvalidSummary
 
 # Σx² is compared with (Σx)²/n with this relative slack: both come from float sums of the same
 # values, so an honest summary can fall short of the bound by rounding.
 _ROUNDING = 1e-9
+
+
+def _count(value: object, name: str) -> int:
+    """`value` as a Python int if it is an integer of any type (not a bool), else InvalidSummary."""
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        raise InvalidSummary(f"{name} must be a non-negative integer, not {value!r}")
+    return operator.index(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,7 +36,9 @@ class Summary:
     sum_squares: float
 
     def __post_init__(self) -> None:
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
+        # Any integer type counts (numpy's from a data frame too); it is kept as a Python int.
+        object.__setattr__(self, "n", _count(self.n, "n"))
+        if self.n < 0:
             raise InvalidSummary(f"n must be a non-negative integer, not {self.n!r}")
         if not (math.isfinite(self.sum) and math.isfinite(self.sum_squares)):
             raise InvalidSummary("sum and sum_squares must be finite")
@@ -56,8 +67,8 @@ class Summary:
     @classmethod
     def of_conversions(cls, *, units: int, converted: int) -> Summary:
         """A conversion metric: `converted` of `units` exposed units converted (values 0 or 1)."""
-        if isinstance(converted, bool) or not isinstance(converted, int):
-            raise InvalidSummary(f"converted must be an integer, not {converted!r}")
+        converted = _count(converted, "converted")
+        units = _count(units, "units")
         if not 0 <= converted <= units:
             raise InvalidSummary(
                 f"converted must be between 0 and units ({units}), not {converted}"
