@@ -1,7 +1,8 @@
-"""A delivery node: the snapshot store, the feed consumer, the disk persister, the stream
-housekeeper and the ASGI app, started and stopped together. The consumer also keeps the node on
-the database's history across epochs: a node that was ahead of a new epoch's start replays the
-store's whole outbox into fresh snapshots and sends its streams full data (`resync`).
+"""A delivery node: the snapshot store, the feed consumer, the disk persister (`persister`),
+the stream housekeeper (`housekeeping`) and the ASGI app, started and stopped together. The
+consumer also keeps the node on the database's history across epochs: a node that was ahead of a
+new epoch's start replays the store's whole outbox into fresh snapshots (`replay`) and sends its
+streams full data (`resync`).
 
 Background loops are actors: each catches, counts, logs and backs off at its top, so a broken
 feed or disk never stops serving. Nothing here touches the database on a request path: an
@@ -17,16 +18,19 @@ import random
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flagstaff_server.delivery import metrics, snapshot_file, sse
+from flagstaff_server.delivery import housekeeping, metrics, snapshot_file, sse
 from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import DeliveryApp
 from flagstaff_server.delivery.config import DeliveryConfig
 from flagstaff_server.delivery.credential import credentials_of
+from flagstaff_server.delivery.persister import SnapshotPersister
 from flagstaff_server.delivery.position import FeedPosition, against, at_marker
+from flagstaff_server.delivery.probe import CoalescedProbe
+from flagstaff_server.delivery.replay import marker_position, replay_history
 from flagstaff_server.delivery.store import (
     Environment,
     EnvironmentId,
@@ -83,7 +87,15 @@ class DeliveryNode:
         self.loaders: list[Callable[[], None]] = []
         """Blocking steps run once the disk snapshots are loaded, before the feed is read (in
         the loading thread): parts built on the node restore their own state there."""
-        self.pre_writers: list[Callable[[], Callable[[], None] | None]] = []
+        self.persister = SnapshotPersister(
+            self.store,
+            self.config.data_dir,
+            self.counts,
+            position=lambda: self.feed_position,
+            delay_seconds=self.config.persist_delay_seconds,
+            retry_seconds=self.config.feed_retry_max_seconds / 10,
+        )
+        self.pre_writers = self.persister.pre_writers
         """Called on the loop when snapshots are collected for writing: each returns a blocking
         write (or None), run before the snapshot files are written, so their state on disk is
         never older than the snapshots it explains (the break-glass overlay's)."""
@@ -104,14 +116,15 @@ class DeliveryNode:
         self.last_propagation_seconds = 0.0
         self.started = clock()
         self._catch_up_target: int | None = None
-        self._dirty: set[EnvironmentId] = set()
-        self._dirty_event = asyncio.Event()
-        self._persisted_position: FeedPosition | None = None
         self._resync_reason: str | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
-        self._probe_pending: asyncio.Future[bool] | None = None
-        self._probe_task: asyncio.Task[None] | None = None
-        self._last_probe = float("-inf")
+        self._probe = CoalescedProbe(
+            self._probe_once,
+            self.counts,
+            clock=clock,
+            interval_seconds=self.config.probe_interval_seconds,
+            timeout_seconds=self.config.probe_timeout_seconds,
+        )
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -155,20 +168,16 @@ class DeliveryNode:
             asyncio.create_task(self._housekeep(), name="delivery-housekeeping"),
         ]
         if self.config.data_dir is not None:
-            self._tasks.append(asyncio.create_task(self._persist(), name="delivery-persist"))
+            self._tasks.append(asyncio.create_task(self.persister.run(), name="delivery-persist"))
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
         self._tasks = []
-        if self._probe_task is not None:
-            self._probe_task.cancel()
+        self._probe.cancel()
         for env in self.store.environments.values():
             env.broadcaster.close_all("shutdown", sse.goodbye("shutdown"))
         if self.config.data_dir is not None:
-            try:
-                await asyncio.to_thread(self._write, self._collect(everything=False))
-            except OSError as exc:
-                log.error("could not write delivery snapshots at shutdown: %s", exc)
+            await self.persister.write_now()
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[DeliveryNode]:
@@ -186,7 +195,7 @@ class DeliveryNode:
             env.credentials for env in self.store.environments.values() if env.credentials
         )
         self.feed_position = loaded.position
-        self._persisted_position = loaded.position
+        self.persister.loaded(loaded.position)
         self.from_disk = bool(loaded.environments)
         log.info(
             "delivery loaded %d environments (%d with their change log) from %s at feed "
@@ -212,29 +221,7 @@ class DeliveryNode:
     async def probe(self) -> bool:
         """Wait for a feed (and store) check that started after this call: True when the node was
         then current, so a key it still does not know is truly unknown."""
-        if self._probe_pending is None:
-            self._probe_pending = asyncio.get_running_loop().create_future()
-            if self._probe_task is None or self._probe_task.done():
-                self._probe_task = asyncio.create_task(self._run_probes(), name="delivery-probe")
-        return await asyncio.shield(self._probe_pending)
-
-    async def _run_probes(self) -> None:
-        while self._probe_pending is not None:
-            pending, self._probe_pending = self._probe_pending, None
-            wait = self._last_probe + self.config.probe_interval_seconds - self.clock()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            self._last_probe = self.clock()
-            try:
-                async with asyncio.timeout(self.config.probe_timeout_seconds):
-                    await self._probe_once()
-                ok = True
-            except Exception as exc:
-                self.counts["probe_failed"] += 1
-                log.warning("delivery probe failed: %s", exc)
-                ok = False
-            if not pending.done():
-                pending.set_result(ok)
+        return await self._probe()
 
     async def _probe_once(self) -> None:
         self.counts["probe"] += 1
@@ -327,7 +314,7 @@ class DeliveryNode:
             for read in self.side_readers:
                 read(change)
         elif outcome != "stale":
-            self._dirty.add((change.project, change.environment))
+            self.persister.add([(change.project, change.environment)])
         self._moved_to(replace(self.feed_position, seq=change.seq))
 
     def _enter_epoch(self, change: Change) -> None:
@@ -345,12 +332,12 @@ class DeliveryNode:
             return
         self.counts["change_epoch"] += 1
         log.info("delivery enters epoch %d at seq %d", epoch, change.seq)
-        self._moved_to(_marker_position(change, epoch, started_after))
+        self._moved_to(marker_position(change, epoch, started_after))
 
     def _moved_to(self, position: FeedPosition) -> None:
         self.feed_position = position
         self.head = max(self.head, position.seq)
-        self._dirty_event.set()
+        self.persister.wake()
         self._check_current()
         if self._waiters:
             for seq, future in self._waiters:
@@ -393,40 +380,22 @@ class DeliveryNode:
         (the consumer backs off and tries again)."""
         reason = self._resync_reason or "requested"
         started = self.clock()
-        staged = SnapshotStore(
-            log_limit=self.config.log_limit, clock=self.clock, check=self.store.check
+        replayed = await replay_history(
+            self.feed,
+            self.store,
+            log_limit=self.config.log_limit,
+            clock=self.clock,
+            check=self.store.check,
         )
-        head = await self.feed.latest_seq()
-        position = FeedPosition()
-        notices: list[Change] = []
-        if head > 0:
-            async with contextlib.aclosing(self.feed.subscribe(0)) as changes:
-                async for change in changes:
-                    if change.kind == "epoch":
-                        marker = epoch_of_item(change.item)
-                        after = position.epoch_started_after if marker is None else marker[1]
-                        position = _marker_position(change, change.epoch, after)
-                    else:
-                        if staged.apply(change) == "notice":
-                            notices.append(change)
-                        position = replace(position, seq=change.seq, epoch=change.epoch)
-                    if change.seq >= head:
-                        break
-        overlay = self.store.overlay
-        if overlay is not None:
-            # what the overlay serves (break-glass overrides) goes on top of the fresh data
-            # before any stream sees it
-            for env in staged.environments.values():
-                for key, version, item in overlay.reset_bases(env.snapshot):
-                    staged.apply_overlay(env.project, env.key, key, version, item)
+        staged, position = replayed.staged, replayed.position
         changed = self.store.adopt(staged, epoch=position.epoch, seq=position.seq)
         self.counts["resync"] += 1
         self._resync_reason = None
-        for notice in notices:
+        for notice in replayed.notices:
             for read in self.side_readers:
                 read(notice)
-        self._dirty.update(staged.environments)
-        self._dirty.update(await asyncio.to_thread(self._persisted_environments))
+        self.persister.add(staged.environments)
+        self.persister.add(await asyncio.to_thread(self.persister.stored_environments))
         if self.environment_source is not None:
             await self._load_credentials()
         self._moved_to(position)
@@ -441,76 +410,26 @@ class DeliveryNode:
             self.clock() - started,
         )
 
-    def _persisted_environments(self) -> list[EnvironmentId]:
-        """Environments with a file on disk (a removed one's file must go too)."""
-        directory = self.config.data_dir
-        if directory is None:
-            return []
-        return snapshot_file.stored_environments(directory)
-
     def _check_current(self) -> None:
         target = self._catch_up_target
         if not self.current and target is not None and self.position >= target:
             self.current = True
             log.info("delivery is current at feed position %d", self.position)
 
-    # persistence -------------------------------------------------------------------------------
-
-    async def _persist(self) -> None:
-        while True:
-            await self._dirty_event.wait()
-            await asyncio.sleep(self.config.persist_delay_seconds)
-            self._dirty_event.clear()
-            collected = self._collect(everything=False)
-            try:
-                await asyncio.to_thread(self._write, collected)
-                self.counts["persist"] += 1
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.counts["persist_error"] += 1
-                log.error("could not write delivery snapshots: %s", exc)
-                self._dirty.update(snapshot_file.environment_of(name) for name in collected.files)
-                self._dirty_event.set()
-                await asyncio.sleep(self.config.feed_retry_max_seconds / 10)
+    # persistence (`persister`) -------------------------------------------------------------
 
     def mark_changed(self, env_id: EnvironmentId | None = None) -> None:
         """Have the persister write `env_id`'s snapshot (and the pre-writers' state) soon."""
         if env_id is not None:
-            self._dirty.add(env_id)
-        self._dirty_event.set()
+            self.persister.add([env_id])
+        self.persister.wake()
 
-    def _collect(self, *, everything: bool) -> Collected:
-        first = [write for write in (collect() for collect in self.pre_writers) if write]
-        dirty = set(self.store.environments) if everything else self._dirty
-        self._dirty = set()
-        files: dict[str, snapshot_file.Held | None] = {}
-        for project, key in dirty:
-            env = self.store.get(project, key)
-            name = snapshot_file.file_name(project, key)
-            files[name] = None if env is None else (env.snapshot, env.credentials)
-        position = self.feed_position if self.feed_position != self._persisted_position else None
-        return Collected(first, files, position)
-
-    def _write(self, collected: Collected) -> None:
-        assert self.config.data_dir is not None
-        for write_first in collected.first:
-            write_first()
-        files, position = collected.files, collected.position
-        snapshot_file.write(self.config.data_dir, files, position)
-        if position is not None:
-            self._persisted_position = position
+    # stream housekeeping (`housekeeping`) ------------------------------------------------------
 
     def drop_streams(self, reason: str = "rebalance") -> int:
         """Close every open stream cleanly (FDv2 streams get a goodbye); SDKs reconnect, to this
         node or another. Returns how many were closed."""
-        closed = 0
-        for env in self.store.environments.values():
-            closed += len(env.broadcaster.channels)
-            env.broadcaster.close_all(reason, sse.goodbye(reason))
-        return closed
-
-    # stream housekeeping -----------------------------------------------------------------------
+        return housekeeping.drop_streams(self.store, reason)
 
     async def _housekeep(self) -> None:
         while True:
@@ -523,40 +442,9 @@ class DeliveryNode:
 
     def sweep(self) -> None:
         """Heartbeats for idle streams, clean closes for streams past their age."""
-        now = self.clock()
-        idle_before = now - self.config.heartbeat_seconds
-        for env in self.store.environments.values():
-            for channel in env.broadcaster.channels:
-                if channel.closing is not None:
-                    continue
-                if now >= channel.deadline:
-                    self.admission.counts["aged_out"] += 1
-                    channel.close(
-                        "max age", sse.goodbye("max-age") if channel.protocol == "v2" else b""
-                    )
-                elif channel.last_sent <= idle_before and not channel.pending:
-                    channel.offer(sse.HEARTBEAT if channel.protocol == "v1" else V2_HEARTBEAT)
-
-
-V2_HEARTBEAT = sse.frame(b"heart-beat", b"{}")
-
-
-@dataclass(frozen=True, slots=True)
-class Collected:
-    """What one persist step writes, captured on the loop: the pre-writers' writes, then the
-    snapshot files, then the feed position."""
-
-    first: list[Callable[[], None]]
-    files: dict[str, snapshot_file.Held | None]
-    position: FeedPosition | None
-
-
-def _marker_position(change: Change, epoch: int, started_after: int) -> FeedPosition:
-    """The position at an epoch's marker change."""
-    at = change.item.get("at") if change.item else None
-    return FeedPosition(
-        seq=change.seq,
-        epoch=epoch,
-        epoch_started_after=started_after,
-        epoch_at_ms=at if isinstance(at, int) and not isinstance(at, bool) else 0,
-    )
+        housekeeping.sweep(
+            self.store,
+            self.admission,
+            heartbeat_seconds=self.config.heartbeat_seconds,
+            now=self.clock(),
+        )
