@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.ingest.analytics import AnalyticsStore
 
 
@@ -64,5 +65,20 @@ def test_a_database_made_readable_by_others_is_tightened_when_opened(tmp_path: P
     store = SqlStore(sqlite_url(database))
     try:
         assert set(modes(database).values()) == {0o600}
+    finally:
+        store.close()
+
+
+def test_a_path_that_cannot_be_a_database_leaves_the_analytics_store_unavailable(
+    tmp_path: Path,
+) -> None:
+    # Creating the file 0600 first must not turn a bad path into an error at construction:
+    # an ingest node starts with its analytics store down and keeps journaling.
+    directory = tmp_path / "analytics-is-a-directory"
+    directory.mkdir()
+    store = AnalyticsStore(sqlite_url(directory))
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.position("node")
     finally:
         store.close()

@@ -103,8 +103,13 @@ def keep_private(database: Path) -> None:
     """Create the database file with mode 0600 before SQLite does (with the umask's 0644): it
     holds SDK keys and access-token hashes. SQLite gives its `-wal` and `-shm` files the database
     file's mode. A file left readable by others (made before this rule) and its `-wal`/`-shm`
-    lose that access here."""
-    os.close(os.open(database, os.O_RDWR | os.O_CREAT, 0o600))
+    lose that access here. A path that cannot be a database file (a directory, an unwritable
+    place) is left to SQLite, whose open fails the way every other store failure does (the
+    store unavailable), not with an exception at engine creation."""
+    try:
+        os.close(os.open(database, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError:
+        return
     for path in (
         database,
         database.with_name(database.name + "-wal"),
