@@ -198,10 +198,14 @@ def parse_resource(text: str) -> Resource:
 
 
 def parse_statements(
-    value: Any, *, path: str = "/statements", actions: Collection[str] = LAUNCHDARKLY_ACTIONS
+    value: Any,
+    *,
+    path: str = "/statements",
+    actions: Collection[str] | None = LAUNCHDARKLY_ACTIONS,
 ) -> tuple[Statement, ...]:
     """A policy (a list of statements; None is an empty one), checked: each field's problem is a
-    `ValidationError` at its JSON pointer. `actions` are the action names a statement may use."""
+    `ValidationError` at its JSON pointer. `actions` are the action names a statement may use
+    (None: any name, for a policy that was checked when it was stored)."""
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -214,7 +218,7 @@ def parse_statements(
     )
 
 
-def parse_statement(value: Any, *, path: str, actions: Collection[str]) -> Statement:
+def parse_statement(value: Any, *, path: str, actions: Collection[str] | None) -> Statement:
     if not isinstance(value, dict):
         raise ValidationError(
             "a statement is an object {effect, actions | notActions, resources | notResources}",
@@ -266,12 +270,14 @@ def listed(value: dict[str, Any], name: str, *, path: str) -> Listed:
     return [(item, f"{where}/{index}") for index, item in enumerate(items)]
 
 
-def check_action(value: Any, path: str, known: Collection[str]) -> str:
+def check_action(value: Any, path: str, known: Collection[str] | None) -> str:
     """A known action, or a glob (`*`, `update*`) matching at least one."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_ACTION_LENGTH:
         raise ValidationError("an action is a non-empty string", path=path)
     if not ACTION_PATTERN.fullmatch(value):
         raise ValidationError(f"{value!r} is not an action name", path=path)
+    if known is None:
+        return value
     if "*" in value:
         if not any(glob(value).fullmatch(action) for action in known):
             raise ValidationError(f"the action pattern {value!r} matches no action", path=path)

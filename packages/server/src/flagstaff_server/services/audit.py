@@ -14,6 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from flagstaff_server.domain import FlagChange, flag_change
+from flagstaff_server.domain.audit_access import (
+    ANY_ENVIRONMENT,
+    ENVIRONMENT_PART,
+    changed_resources,
+)
 from flagstaff_server.domain.document import NAME_MAX_LENGTH
 from flagstaff_server.errors import NotFound
 from flagstaff_server.services.access import (
@@ -61,6 +66,9 @@ TITLE_VERBS: Mapping[str, str] = {
     "deleteScheduledChange": "deleted a scheduled change to the flag",
     "executeScheduledChange": "applied a scheduled change to the flag",
     "failScheduledChange": "could not apply a scheduled change to the flag",
+    "createWebhook": "created the webhook",
+    "updateWebhook": "updated the webhook",
+    "deleteWebhook": "deleted the webhook",
     "createNotice": "posted the status notice",
     "deleteNotice": "removed the status notice",
     "breakGlassNotice": "posted the signed status notice",
@@ -88,8 +96,6 @@ class AuditQuery:
 
 # Actions whose environment reads "into Production" rather than "in Production".
 INTO_ENVIRONMENT = frozenset({"importFlag", "importSegment"})
-ENVIRONMENT_PART = ":env/"
-ANY_ENVIRONMENT = ":env/*:"
 
 
 def title_verb(action: str, change: FlagChange | None = None) -> str:
@@ -108,12 +114,7 @@ def change_of(entry: AuditEntry) -> FlagChange | None:
 def resources_of(entry: AuditEntry, change: FlagChange | None) -> list[str]:
     """The entry's target resources: an edit of several environments' configurations (filed
     under `env/*`) names each of them; anything else names its one resource."""
-    if change is None or change.flag_level or ANY_ENVIRONMENT not in entry.resource:
-        return [entry.resource]
-    return [
-        entry.resource.replace(ANY_ENVIRONMENT, f"{ENVIRONMENT_PART}{environment}:", 1)
-        for environment in change.environments
-    ]
+    return changed_resources(entry.resource, change)
 
 
 def environment_of(resource: str) -> tuple[str, str] | None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flagstaff_server.errors import AlreadyExists
+from flagstaff_server.services import webhook_outbox
 from flagstaff_server.services.plane import from_epoch_millis
 from flagstaff_server.services.ports import AuditEntry, Store
 
@@ -62,6 +63,7 @@ def record_document(
     try:
         with store.unit_of_work() as uow:
             uow.audit.append(entry)
+            webhook_outbox.enqueue(uow, entry)
     except AlreadyExists:
         return False
     return True

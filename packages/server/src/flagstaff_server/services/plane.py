@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from flagstaff_server.services import webhook_outbox
 from flagstaff_server.services.access import Actor
 from flagstaff_server.services.epochs import EpochGuard
 from flagstaff_server.services.ports import (
@@ -92,9 +93,11 @@ class Transaction:
         entry_id: str | None = None,
     ) -> AuditEntry:
         """Record who did what to `resource` (a LaunchDarkly resource spec such as
-        `proj/p:env/e:flag/k`), with the representation before and after. `entry_id` (default:
-        a new id) lets a job make its entry its unique key: a second transaction recording the
-        same id fails with `AlreadyExists` and rolls back with everything it wrote."""
+        `proj/p:env/e:flag/k`), with the representation before and after, and queue it for the
+        webhooks and chat integrations it concerns (in this transaction: `webhook_outbox`).
+        `entry_id` (default: a new id) lets a job make its entry its unique key: a second
+        transaction recording the same id fails with `AlreadyExists` and rolls back with
+        everything it wrote."""
         entry = AuditEntry(
             id=entry_id or new_id(),
             at=self.now,
@@ -108,6 +111,7 @@ class Transaction:
             after=after,
         )
         self.uow.audit.append(entry)
+        webhook_outbox.enqueue(self.uow, entry)
         return entry
 
 

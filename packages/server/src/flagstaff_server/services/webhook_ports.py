@@ -158,3 +158,4 @@ class DeliveryRepository(Protocol):
     def attempts(self, delivery_ids: Sequence[int]) -> dict[int, list[AttemptRecord]]:
         """The attempts of each delivery, oldest first (deliveries without any are absent)."""
         ...
+

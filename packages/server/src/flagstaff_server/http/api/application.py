@@ -29,6 +29,7 @@ from flagstaff_server.http.api import (
     segments,
     sessions,
     tokens,
+    webhooks,
 )
 from flagstaff_server.http.api.body_limit import BodyLimit
 from flagstaff_server.http.api.content import screen_request
@@ -68,6 +69,7 @@ def routers() -> Sequence[APIRouter]:
         sessions.router,
         accounts.router,
         notices.router,
+        webhooks.router,
         insight_api.router,
     ]
 
