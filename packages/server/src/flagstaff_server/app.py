@@ -22,6 +22,7 @@ from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed
 from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.adapters.webhook_sender import HttpSender
 from flagstaff_server.break_glass import BreakGlassApp, KillSwitch, load_public_keys
 from flagstaff_server.break_glass import handles as break_glass_handles
 from flagstaff_server.break_glass.state_file import AuditItem
@@ -50,6 +51,7 @@ from flagstaff_server.services.ports import (
     EpochRecord,
     Store,
 )
+from flagstaff_server.services.webhook_delivery import RetryPolicy, WebhookDelivery
 from flagstaff_server.settings import Settings
 from flagstaff_server.status_page import SignedNotices, StatusPageApp, StatusSite
 from flagstaff_server.status_page import handles as status_page_handles
@@ -57,6 +59,7 @@ from flagstaff_server.ui.asgi import UiApp, is_ui_path
 from flagstaff_server.worker import Job, Worker
 from flagstaff_server.worker import metrics as worker_metrics
 from flagstaff_server.worker.scheduled_change_job import scheduled_change_job
+from flagstaff_server.worker.webhook_job import webhook_job
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +106,7 @@ class Flagstaff:
         self.ingest: IngestNode | None = None
         self.region_status: RegionStatus | None = None
         self.worker: Worker | None = None
+        self.webhook_sender: HttpSender | None = None
         self.status_site: StatusSite | None = None
         self.signed_notices: SignedNotices | None = None
         self.freshness: Freshness | None = None
@@ -169,7 +173,26 @@ class Flagstaff:
         """The worker role's jobs (docs/workflows.md, "The worker"): each workflow that needs
         work done in the background, at a time or again after a failure, adds its job here."""
         poll = timedelta(seconds=self.settings.worker_poll_seconds)
-        return [scheduled_change_job(plane, every=poll)]
+        return [
+            scheduled_change_job(plane, every=poll),
+            webhook_job(self.webhook_delivery(plane), every=poll),
+        ]
+
+    def webhook_delivery(self, plane: ControlPlane) -> WebhookDelivery:
+        settings = self.settings
+        self.webhook_sender = HttpSender(timeout=settings.webhook_timeout_seconds)
+        policy = RetryPolicy(
+            delays=tuple(timedelta(seconds=s) for s in settings.webhook_retry_seconds),
+            give_up_after=timedelta(seconds=settings.webhook_give_up_seconds),
+        )
+        return WebhookDelivery(
+            plane.store,
+            self.webhook_sender,
+            clock=plane.clock,
+            policy=policy,
+            # a third of the lease: an attempt begun at the end still ends well within it
+            run_budget=timedelta(seconds=settings.worker_lease_seconds / 3),
+        )
 
     def environment_records(self) -> list[EnvironmentRecord]:
         assert self.store is not None
@@ -339,6 +362,8 @@ class Flagstaff:
         self.ready = False
         if self.worker is not None:
             await self.worker.stop()
+        if self.webhook_sender is not None:
+            self.webhook_sender.close()
         for part in (
             self.status_site,
             self.signed_notices,

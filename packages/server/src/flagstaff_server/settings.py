@@ -58,6 +58,14 @@ REGION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 NO_PUBLISHER_FEED_POLL_SECONDS = 0.25
 WORKER_POLL_ENV = "FLAGSTAFF_WORKER_POLL_SECONDS"
 WORKER_LEASE_ENV = "FLAGSTAFF_WORKER_LEASE_SECONDS"
+WEBHOOK_RETRY_ENV = "FLAGSTAFF_WEBHOOK_RETRY_SECONDS"
+WEBHOOK_GIVE_UP_ENV = "FLAGSTAFF_WEBHOOK_GIVE_UP_SECONDS"
+WEBHOOK_TIMEOUT_ENV = "FLAGSTAFF_WEBHOOK_TIMEOUT_SECONDS"
+PUBLIC_URL_ENV = "FLAGSTAFF_PUBLIC_URL"
+# Webhook retries (docs/workflows.md, "Delivery"): the waits after the 1st, 2nd, ... failure, the
+# last repeating; a delivery still failing a day after its change is given up.
+DEFAULT_WEBHOOK_RETRY_SECONDS = (1.0, 5.0, 30.0, 120.0, 600.0, 1800.0, 3600.0)
+MAX_WEBHOOK_RETRIES = 20
 STATUS_PEERS_ENV = "FLAGSTAFF_STATUS_PEERS"
 STATUS_POLL_ENV = "FLAGSTAFF_STATUS_POLL_SECONDS"
 
@@ -117,6 +125,13 @@ class Settings:
     # lease lasts (after a crash, a peer takes over this much later at most).
     worker_poll_seconds: float = 1.0
     worker_lease_seconds: float = 30.0
+    # Webhook and chat delivery by the worker (docs/workflows.md, "Delivery").
+    webhook_retry_seconds: tuple[float, ...] = DEFAULT_WEBHOOK_RETRY_SECONDS
+    webhook_give_up_seconds: float = 24 * 60 * 60
+    webhook_timeout_seconds: float = 10.0
+    # Where people reach this Flagstaff's UI, for the links in chat messages; None: this
+    # process's own address (http://host:port).
+    public_url: str | None = None
     # URLs of other nodes' /status whose components this node's status page shows
     # (docs/operations/regions.md, "Status page"), and how often they are read.
     status_peers: tuple[str, ...] = ()
@@ -194,6 +209,26 @@ class Settings:
                 f"{WORKER_LEASE_ENV} must be longer than the poll interval "
                 f"({self.worker_poll_seconds}s), got {self.worker_lease_seconds}"
             )
+        if not 1 <= len(self.webhook_retry_seconds) <= MAX_WEBHOOK_RETRIES or not all(
+            0 < delay <= 86_400 for delay in self.webhook_retry_seconds
+        ):
+            raise SettingsError(
+                f"{WEBHOOK_RETRY_ENV} is 1 to {MAX_WEBHOOK_RETRIES} comma-separated waits, each "
+                f"above 0 and at most 86400 seconds, got {self.webhook_retry_seconds}"
+            )
+        if not self.webhook_give_up_seconds > 0:
+            raise SettingsError(
+                f"{WEBHOOK_GIVE_UP_ENV} must be above 0, got {self.webhook_give_up_seconds}"
+            )
+        if not 0 < self.webhook_timeout_seconds <= 120:
+            raise SettingsError(
+                f"{WEBHOOK_TIMEOUT_ENV} must be above 0 and at most 120 seconds, "
+                f"got {self.webhook_timeout_seconds}"
+            )
+        if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
+            raise SettingsError(
+                f"{PUBLIC_URL_ENV} must start with http:// or https://, got {self.public_url!r}"
+            )
         if self.ingest_disk_budget_bytes < 1:
             raise SettingsError(
                 f"ingest disk budget must be at least 1 byte, got {self.ingest_disk_budget_bytes}"
@@ -222,6 +257,16 @@ class Settings:
         if self.redis_url is None and not self.serves_api:
             return NO_PUBLISHER_FEED_POLL_SECONDS
         return None
+
+    @property
+    def resolved_public_url(self) -> str:
+        """The UI's base URL for links: the setting, else this process's address."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
 
     @property
     def resolved_database_url(self) -> str:
@@ -280,6 +325,13 @@ class Settings:
             values["break_glass_peers"] = split_list(environ[BREAK_GLASS_PEERS_ENV])
         if environ.get(REGION_ENV):
             values["region"] = environ[REGION_ENV]
+        if environ.get(PUBLIC_URL_ENV):
+            values["public_url"] = environ[PUBLIC_URL_ENV]
+        if environ.get(WEBHOOK_RETRY_ENV):
+            values["webhook_retry_seconds"] = tuple(
+                parse_float(part, WEBHOOK_RETRY_ENV)
+                for part in split_list(environ[WEBHOOK_RETRY_ENV])
+            )
         if environ.get(STATUS_PEERS_ENV):
             values["status_peers"] = split_list(environ[STATUS_PEERS_ENV])
         if environ.get(KEY_GRACE_ENV):
@@ -299,6 +351,8 @@ class Settings:
             ("worker_poll_seconds", WORKER_POLL_ENV),
             ("worker_lease_seconds", WORKER_LEASE_ENV),
             ("status_poll_seconds", STATUS_POLL_ENV),
+            ("webhook_give_up_seconds", WEBHOOK_GIVE_UP_ENV),
+            ("webhook_timeout_seconds", WEBHOOK_TIMEOUT_ENV),
         ):
             if environ.get(env):
                 values[name] = parse_float(environ[env], env)

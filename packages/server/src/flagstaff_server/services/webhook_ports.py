@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from flagstaff_server.domain.notification import Message
+
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 """pending: not delivered yet (it may have failed attempts); delivered: a 2xx answered it;
 failed: given up (too old at a failed attempt)."""
@@ -159,3 +161,23 @@ class DeliveryRepository(Protocol):
         """The attempts of each delivery, oldest first (deliveries without any are absent)."""
         ...
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """What came of one attempt to send."""
+
+    status_code: int | None
+    latency_ms: int
+    error: str | None
+    """None: a 2xx answer, the delivery is made."""
+
+    @property
+    def delivered(self) -> bool:
+        return self.error is None
+
+
+class Sender(Protocol):
+    """Sends one message (`domain.notification.Message`); never raises for the receiver's
+    faults, which are outcomes. Implemented by `adapters.webhook_sender.HttpSender`."""
+
+    def send(self, message: Message) -> Outcome: ...
