@@ -300,7 +300,7 @@ async def test_a_crash_before_the_snapshot_write_still_restores_the_override(
     await first.switch.start()
     await eventually(lambda: first.node.current)
     # the backlog is on disk
-    await eventually(lambda: getattr(first.node._persisted_position, "seq", 0) == 3)
+    await eventually(lambda: getattr(first.node.persister.persisted_position, "seq", 0) == 3)
     # the snapshot files are debounced: stop every loop before they are written again
     await cancel_and_wait(first.node._tasks)
     await first.switch.stop()

@@ -56,6 +56,11 @@ class SnapshotPersister:
         self._wake = asyncio.Event()
         self._persisted_position: FeedPosition | None = None
 
+    @property
+    def persisted_position(self) -> FeedPosition | None:
+        """The feed position the files on disk hold (None before any was read or written)."""
+        return self._persisted_position
+
     def loaded(self, position: FeedPosition) -> None:
         """The position the files on disk hold (read at start)."""
         self._persisted_position = position
