@@ -238,7 +238,29 @@ def build_snapshot(
     Raises ValueError when an item is not an object with an integer `version`."""
     flag_items = {key: encode_item(key, obj) for key, obj in flags.items()}
     segment_items = {key: encode_item(key, obj) for key, obj in segments.items()}
-    body = _body(flag_items, segment_items)
+    return snapshot_of(
+        project,
+        environment,
+        seq=seq,
+        epoch=epoch,
+        flags=flag_items,
+        segments=segment_items,
+        tombstones=tombstones,
+    )
+
+
+def snapshot_of(
+    project: str,
+    environment: str,
+    *,
+    seq: int,
+    epoch: int = 1,
+    flags: Mapping[str, Item],
+    segments: Mapping[str, Item],
+    tombstones: Mapping[tuple[ItemKind, str], int] | None = None,
+) -> Snapshot:
+    """A snapshot of already encoded items; its change log starts empty."""
+    body = _body(flags, segments)
     digest = selector.content_digest(body)
     return Snapshot(
         project=project,
@@ -246,8 +268,8 @@ def build_snapshot(
         tag=selector.environment_tag(project, environment),
         seq=seq,
         epoch=epoch,
-        flags=flag_items,
-        segments=segment_items,
+        flags=dict(flags),
+        segments=dict(segments),
         tombstones=dict(tombstones or {}),
         body=body,
         digest=digest,
