@@ -1,17 +1,20 @@
 """The official `launchdarkly-api` Python client against a running `flagstaff serve`: it creates a
 project and a flag, patches targeting with JSON Patch and with semantic patch, reads the flag
-back, and schedules a change that the worker then applies. The client validates every response
-against LaunchDarkly's models, so a missing or mistyped field in our shapes fails here."""
+back, schedules a change that the worker then applies, and makes a flag trigger and calls its
+URL. The client validates every response against LaunchDarkly's models, so a missing or
+mistyped field in our shapes fails here."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
 
+import httpx
 import launchdarkly_api
 import pytest
 from launchdarkly_api.api.contexts_api import ContextsApi
 from launchdarkly_api.api.feature_flags_api import FeatureFlagsApi
+from launchdarkly_api.api.flag_triggers_api import FlagTriggersApi
 from launchdarkly_api.api.projects_api import ProjectsApi
 from launchdarkly_api.api.scheduled_changes_api import ScheduledChangesApi
 from launchdarkly_api.api.segments_api import SegmentsApi
@@ -22,6 +25,7 @@ from launchdarkly_api.models.feature_flag_scheduled_change import FeatureFlagSch
 from launchdarkly_api.models.flag_copy_config_environment import FlagCopyConfigEnvironment
 from launchdarkly_api.models.flag_copy_config_post import FlagCopyConfigPost
 from launchdarkly_api.models.flag_scheduled_changes_input import FlagScheduledChangesInput
+from launchdarkly_api.models.flag_trigger_input import FlagTriggerInput
 from launchdarkly_api.models.patch_operation import PatchOperation
 from launchdarkly_api.models.patch_with_comment import PatchWithComment
 from launchdarkly_api.models.post_flag_scheduled_changes_input import (
@@ -29,6 +33,8 @@ from launchdarkly_api.models.post_flag_scheduled_changes_input import (
 )
 from launchdarkly_api.models.project_post import ProjectPost
 from launchdarkly_api.models.segment_body import SegmentBody
+from launchdarkly_api.models.trigger_post import TriggerPost
+from launchdarkly_api.models.trigger_workflow_rep import TriggerWorkflowRep
 from launchdarkly_api.models.variation import Variation
 from support.deadlines import wait_until
 from support.processes import ServeProcess, running
@@ -292,3 +298,46 @@ def test_client_schedules_edits_and_lists_a_change_the_worker_then_runs(
     assert schedules.get_flag_config_scheduled_changes("sched", "launch", "production").items == []
     done = schedules.get_feature_flag_scheduled_change("sched", "launch", "production", created.id)
     assert done.execution_date == soon
+
+
+def test_client_makes_a_trigger_whose_url_turns_the_flag_off(
+    client: launchdarkly_api.ApiClient, server: str
+) -> None:
+    ProjectsApi(client).post_project(ProjectPost(key="trig", name="Trig"))
+    flags = FeatureFlagsApi(client)
+    flags.post_feature_flag("trig", FeatureFlagBody(key="risky", name="Risky"))
+    triggers = FlagTriggersApi(client)
+    created = triggers.create_trigger_workflow(
+        "trig",
+        "production",
+        "risky",
+        TriggerPost(integration_key="generic-trigger", instructions=[{"kind": "turnFlagOn"}]),
+    )
+    assert isinstance(created, TriggerWorkflowRep)
+    assert created.trigger_url is not None
+    assert created.trigger_url.startswith(server + "/webhook/triggers/")
+    answer = httpx.post(created.trigger_url, json={"alert": "recovered"}, timeout=10)
+    assert answer.status_code == 200, answer.text
+    assert flags.get_feature_flag("trig", "risky").environments["production"].on  # type: ignore[index]
+    replaced = triggers.patch_trigger_workflow(
+        "trig",
+        "production",
+        "risky",
+        created.id,
+        FlagTriggerInput(
+            instructions=[
+                {"kind": "replaceTriggerActionInstructions", "value": [{"kind": "turnFlagOff"}]}
+            ]
+        ),
+    )
+    assert replaced.instructions == [{"kind": "turnFlagOff"}]
+    assert httpx.post(created.trigger_url, timeout=10).status_code == 200
+    assert not flags.get_feature_flag("trig", "risky").environments["production"].on  # type: ignore[index]
+    listed = triggers.get_trigger_workflows("trig", "production", "risky")
+    assert listed.items is not None
+    [item] = listed.items
+    assert (item.trigger_count, item.enabled) == (2, True)
+    assert item.trigger_url is not None
+    assert "*" in item.trigger_url
+    triggers.delete_trigger_workflow("trig", "production", "risky", created.id)
+    assert httpx.post(created.trigger_url, timeout=10).status_code == 404

@@ -34,6 +34,8 @@ from flagstaff_server.delivery.freshness import Freshness
 from flagstaff_server.errors import FlagstaffError, StoreUnavailable
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem
+from flagstaff_server.http.trigger_endpoint import TriggerEndpoint
+from flagstaff_server.http.trigger_endpoint import handles as trigger_handles
 from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
@@ -127,6 +129,9 @@ class Flagstaff:
         answer 503. Ingestion (event endpoints) mounts here too when it exists."""
         if self.settings.serves_api:
             self.asgi.mount(is_api_path, self.api_app)
+            self.asgi.mount(
+                trigger_handles, TriggerEndpoint(lambda: self.plane if self.ready else None)
+            )
             self.asgi.mount(is_ui_path, UiApp())
         if self.settings.serves_delivery:
             self.asgi.mount(delivery_handles, self.delivery_app)

@@ -41,6 +41,7 @@ from flagstaff_server.services.ports import (
     SessionRecord,
     Store,
     TokenRecord,
+    TriggerRecord,
 )
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class _State:
     leases: dict[str, LeaseRecord] = field(default_factory=dict)
     webhooks: WebhookTables = field(default_factory=WebhookTables)
     scheduled_changes: dict[str, ScheduledChangeRecord] = field(default_factory=dict)
+    triggers: dict[str, TriggerRecord] = field(default_factory=dict)
 
 
 class _Journal:
@@ -675,6 +677,51 @@ class _ScheduledChanges:
         return copy.deepcopy(sorted(chosen, key=lambda change: (change.execution, change.id)))
 
 
+class _Triggers:
+    def __init__(self, state: _State, journal: _Journal) -> None:
+        self._state, self._journal = state, journal
+
+    def get(self, trigger_id: str) -> TriggerRecord | None:
+        return copy.deepcopy(self._state.triggers.get(trigger_id))
+
+    def add(self, record: TriggerRecord) -> None:
+        if record.id in self._state.triggers:
+            raise AlreadyExists(f"trigger {record.id!r} already exists")
+        self._journal.put(self._state.triggers, record.id, _stored(record))
+
+    def replace(self, record: TriggerRecord, expected_version: int) -> None:
+        current = self._state.triggers.get(record.id)
+        if current is None:
+            raise NotFound(f"trigger {record.id!r} not found")
+        if current.version != expected_version:
+            raise VersionConflict(
+                f"trigger {record.id!r} is at version {current.version}, not {expected_version}",
+                path="/_version",
+            )
+        self._journal.put(self._state.triggers, record.id, _stored(record))
+
+    def delete(self, trigger_id: str) -> None:
+        if trigger_id not in self._state.triggers:
+            raise NotFound(f"no trigger {trigger_id!r}")
+        self._journal.remove(self._state.triggers, trigger_id)
+
+    def delete_for_flag(self, project: str, flag: str) -> int:
+        doomed = [
+            t.id for t in self._state.triggers.values() if (t.project, t.flag) == (project, flag)
+        ]
+        for trigger_id in doomed:
+            self._journal.remove(self._state.triggers, trigger_id)
+        return len(doomed)
+
+    def list(self, project: str, flag: str, environment: str) -> list[TriggerRecord]:
+        chosen = [
+            t
+            for t in self._state.triggers.values()
+            if (t.project, t.flag, t.environment) == (project, flag, environment)
+        ]
+        return copy.deepcopy(sorted(chosen, key=lambda t: (t.created, t.id)))
+
+
 class InMemoryUnitOfWork:
     def __init__(self, state: _State, journal: _Journal, store: InMemoryStore) -> None:
         self.projects = _Projects(state, journal)
@@ -692,6 +739,7 @@ class InMemoryUnitOfWork:
         self.webhooks = InMemoryWebhooks(state.webhooks, journal)
         self.deliveries = InMemoryDeliveries(state.webhooks, journal)
         self.scheduled_changes = _ScheduledChanges(state, journal)
+        self.triggers = _Triggers(state, journal)
 
 
 class InMemoryReplication:

@@ -141,6 +141,15 @@ def get_record(uow: UnitOfWork, project: str, key: str, *, for_update: bool = Fa
     return record
 
 
+def get_flag_in(uow: UnitOfWork, project: str, key: str, environment: str) -> FlagRecord:
+    """The stored flag, once its project, itself and the environment are known to exist (404s);
+    for what is kept per flag and environment (scheduled changes, triggers)."""
+    record = get_record(uow, project, key)
+    if uow.environments.get(project, environment) is None:
+        raise NotFound(f"no environment {environment!r} in project {project!r}")
+    return record
+
+
 def lookup_in(uow: UnitOfWork, project: str, *, edited: JsonObject | None = None) -> FlagLookup:
     """Finds the project's flags for prerequisite checks, seeing `edited` in place of its stored
     version."""
@@ -516,8 +525,9 @@ def remove(
         tx.uow.flags.delete(record.project, record.key, expected_version=record.version)
     except VersionConflict as exc:
         raise LostRace(f"flag {record.key!r} changed while it was deleted") from exc
-    # a flag made again with this key must not inherit the old one's schedule
+    # a flag made again with this key must not inherit the old one's schedule or triggers
     tx.uow.scheduled_changes.delete_pending(record.project, record.key)
+    tx.uow.triggers.delete_for_flag(record.project, record.key)
     tx.audit(
         kind="flag",
         resource=resource_of(record.project, record.key),

@@ -25,6 +25,7 @@ from flagstaff_server.services.ports import (
     UnitOfWork,
 )
 from flagstaff_server.services.sign_in_throttle import SignInThrottle
+from flagstaff_server.services.trigger_throttle import TriggerThrottle
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # 9999-12-31T23:59:59.999Z, the last moment a datetime holds: larger timestamps are refused at
@@ -126,6 +127,8 @@ class ControlPlane:
     admin_token: str | None = field(default=None, repr=False)
     # Failed sign-ins per account and client address, in this process's memory.
     sign_in_throttle: SignInThrottle = field(default_factory=SignInThrottle, repr=False)
+    # Flag trigger calls per trigger and missed calls per client address, likewise.
+    trigger_throttle: TriggerThrottle = field(default_factory=TriggerThrottle, repr=False)
     # Starts an epoch before the first write on a new PostgreSQL timeline (a promotion, PITR).
     epochs: EpochGuard = field(default_factory=EpochGuard, repr=False)
 

@@ -231,6 +231,23 @@ class ScheduledChangeRecord:
     run, when, how late and what came of it."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerRecord:
+    """A flag trigger: a URL that turns the flag on or off in one environment when called
+    (docs/workflows.md, "Flag triggers"). Only a hash of the URL's secret is kept."""
+
+    id: str
+    project: str
+    flag: str
+    environment: str
+    secret_hash: str
+    enabled: bool = True
+    version: int = 1
+    created: datetime
+    doc: JsonObject
+    """Its integration, instruction, comment, author, and the record of its calls."""
+
+
 @dataclass(frozen=True, slots=True)
 class DatabaseTimeline:
     """Which history a PostgreSQL primary is writing: its timeline and cluster identity."""
@@ -525,6 +542,27 @@ class ScheduledChangeRepository(Protocol):
         ...
 
 
+class TriggerRepository(Protocol):
+    def get(self, trigger_id: str) -> TriggerRecord | None: ...
+    def add(self, record: TriggerRecord) -> None: ...
+    def replace(self, record: TriggerRecord, expected_version: int) -> None:
+        """Store `record` if the stored version is still `expected_version`, else raise
+        `VersionConflict` (`NotFound` when it is gone)."""
+        ...
+
+    def delete(self, trigger_id: str) -> None:
+        """Raises `NotFound` for a missing trigger."""
+        ...
+
+    def delete_for_flag(self, project: str, flag: str) -> int:
+        """Remove the flag's triggers (the flag is being deleted); returns how many."""
+        ...
+
+    def list(self, project: str, flag: str, environment: str) -> list[TriggerRecord]:
+        """The flag's triggers in the environment, oldest first."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction. Repositories are valid only inside it."""
 
@@ -561,6 +599,8 @@ class UnitOfWork(Protocol):
 
     @property
     def scheduled_changes(self) -> ScheduledChangeRepository: ...
+    @property
+    def triggers(self) -> TriggerRepository: ...
 
 
 class Store(Protocol):
@@ -694,5 +734,7 @@ __all__ = [
     "Store",
     "TokenRecord",
     "TokenRepository",
+    "TriggerRecord",
+    "TriggerRepository",
     "UnitOfWork",
 ]

@@ -28,7 +28,7 @@ from flagstaff_server.errors import Conflict, FlagstaffError, NotFound, Validati
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.approval_gate import DIRECT, PRECLEARED, Clearance
 from flagstaff_server.services.edit import EditRequest, SemanticPatch
-from flagstaff_server.services.flags import get_record, preview_edit
+from flagstaff_server.services.flags import get_flag_in, preview_edit
 from flagstaff_server.services.plane import (
     ControlPlane,
     Transaction,
@@ -235,18 +235,10 @@ def current_conflicts(tx: Transaction, record: ScheduledChangeRecord) -> list[Js
     return found
 
 
-def target_of(uow: UnitOfWork, project: str, flag: str, environment: str) -> FlagRecord:
-    """The flag, once its project, itself and the environment are known to exist (404s)."""
-    record = get_record(uow, project, flag)
-    if uow.environments.get(project, environment) is None:
-        raise NotFound(f"no environment {environment!r} in project {project!r}")
-    return record
-
-
 def existing(
     uow: UnitOfWork, project: str, flag: str, environment: str, change_id: str
 ) -> ScheduledChangeRecord:
-    target_of(uow, project, flag, environment)
+    get_flag_in(uow, project, flag, environment)
     record = uow.scheduled_changes.get(change_id)
     if record is None or (record.project, record.flag, record.environment) != (
         project,
@@ -282,7 +274,7 @@ def schedule(
     approval and comment rules apply as to a direct change. For callers that parsed their own
     body; the API parses with `domain.scheduled_change`."""
     authorize(tx.actor, "writer", project=project, environment=environment)
-    target = target_of(tx.uow, project, flag, environment)
+    target = get_flag_in(tx.uow, project, flag, environment)
     check_instructions_now(
         tx, target, instructions, environment, comment=comment, clearance=clearance
     )
@@ -352,7 +344,7 @@ def list_scheduled_changes(
     """`{items, totalCount, _links}`: the flag's changes in the environment (pending ones unless
     `status` says otherwise; None: all), soonest first, each with its current conflicts."""
     with plane.read() as uow:
-        target_of(uow, project, flag, environment)
+        get_flag_in(uow, project, flag, environment)
         tx = Transaction(uow=uow, actor=actor, now=plane.clock())
         items = [
             present(record, conflicts=current_conflicts(tx, record))
@@ -409,7 +401,7 @@ def edited(
     doc = dict(record.doc)
     if edit.instructions is not None:
         path = edit.instructions_path
-        target = target_of(tx.uow, record.project, record.flag, record.environment)
+        target = get_flag_in(tx.uow, record.project, record.flag, record.environment)
         check_instructions_now(
             tx,
             target,

@@ -324,3 +324,20 @@ scheduled_changes = Table(
     Index("ix_scheduled_changes_due", "status", "execution_ms"),
     Index("ix_scheduled_changes_flag", "project", "flag"),
 )
+
+# Flag triggers (migration 0010; docs/workflows.md, "Flag triggers"): the URL's secret is kept
+# as its SHA-256 only.
+flag_triggers = Table(
+    "flag_triggers",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("project", Text, nullable=False),
+    Column("flag", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("secret_hash", Text, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    Index("ix_flag_triggers_flag", "project", "flag", "environment"),
+)

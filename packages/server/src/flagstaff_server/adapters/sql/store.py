@@ -33,6 +33,7 @@ from flagstaff_server.adapters.sql.scheduled_change_repository import SqlSchedul
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
 from flagstaff_server.adapters.sql.transaction import Transaction
+from flagstaff_server.adapters.sql.trigger_repository import SqlTriggers
 from flagstaff_server.adapters.sql.webhook_repository import SqlDeliveries, SqlWebhooks
 from flagstaff_server.errors import RegionReadOnly, StoreUnavailable
 from flagstaff_server.services.ports import Store
@@ -58,6 +59,7 @@ class SqlUnitOfWork:
         self.webhooks = SqlWebhooks(tx)
         self.deliveries = SqlDeliveries(tx)
         self.scheduled_changes = SqlScheduledChanges(tx)
+        self.triggers = SqlTriggers(tx)
 
 
 class SqlStore:
