@@ -27,6 +27,7 @@ from flagstaff_server.ingest.processor import Processor
 from flagstaff_server.ingest.record import Kind, Record
 from flagstaff_server.ingest.tally import Tally, tally
 from flagstaff_server.settings import Settings
+from flagstaff_server.tasks import cancel_and_wait
 from ingest_support import Payload, evaluation_totals, expected_totals, payload
 from integration.scaleout.scaleout_cluster import ADMIN, admin_client, create_project
 from support.deadlines import eventually, wait_until
@@ -91,7 +92,7 @@ async def test_a_value_postgresql_refuses_is_quarantined_not_taken_for_the_store
                 state=lambda: (processor.position, processor.counts),
             )
         finally:
-            task.cancel()
+            await cancel_and_wait([task])
         try:
             assert processor.store_ok
             assert processor.counts["error"] == 0

@@ -18,6 +18,7 @@ from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore, Committed
 from flagstaff_server.ingest.journal import Journal, JournalReader
 from flagstaff_server.ingest.record import Record
+from flagstaff_server.tasks import finish_in_thread
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class Consumer:
         the committed position, and what was committed before is skipped by payload id."""
         now_ms = int(self.wall() * 1000)
         try:
-            committed = await asyncio.to_thread(self.analytics.commit, node, records, now_ms=now_ms)
+            committed = await finish_in_thread(self.analytics.commit, node, records, now_ms=now_ms)
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -100,7 +101,7 @@ class Consumer:
         self, node: str | None, record: Record, exc: Exception, now_ms: int
     ) -> None:
         error = quarantine.error_text(exc)
-        added = await asyncio.to_thread(
+        added = await finish_in_thread(
             quarantine.keep, self.analytics, node, record, error=error, now_ms=now_ms
         )
         log.error(
@@ -113,7 +114,7 @@ class Consumer:
         )
         self.store_ok = True
         self.counts["quarantined" if added else "duplicates"] += 1
-        self.quarantine_held = await asyncio.to_thread(quarantine.count, self.analytics)
+        self.quarantine_held = await finish_in_thread(quarantine.count, self.analytics)
 
     async def _housekeep(self) -> None:
         """While idle: read how many payloads the quarantine holds (at most every 5 s: an
@@ -122,12 +123,12 @@ class Consumer:
         now = self.wall()
         if now >= self._next_count:
             self._next_count = now + QUARANTINE_COUNT_SECONDS
-            self.quarantine_held = await asyncio.to_thread(quarantine.count, self.analytics)
+            self.quarantine_held = await finish_in_thread(quarantine.count, self.analytics)
         if now < self._next_forget:
             return
         self._next_forget = now + 60
         before = int(now * 1000) - self.payload_retention_ms
-        self.counts["ids_forgotten"] += await asyncio.to_thread(
+        self.counts["ids_forgotten"] += await finish_in_thread(
             self.analytics.forget_payloads, before
         )
 
@@ -154,19 +155,19 @@ class Processor(Consumer):
         """The committed journal seq (-1 until read from the store)."""
 
     async def _consume(self) -> None:
-        position = await asyncio.to_thread(self.analytics.position, self.node_id)
+        position = await finish_in_thread(self.analytics.position, self.node_id)
         self.store_ok = True
         # A position is reported only once the bytes up to it are released: whoever sees
         # processedSeq reach durableSeq in /status finds the disk budget free.
-        await asyncio.to_thread(self.journal.release, position)
+        await finish_in_thread(self.journal.release, position)
         self.position = position
         reader = JournalReader(self.journal, position)
         while True:
-            records = await asyncio.to_thread(reader.read, max_records=self.batch_records)
+            records = await finish_in_thread(reader.read, max_records=self.batch_records)
             if not records:
                 await self._housekeep()
                 await asyncio.sleep(self.idle_seconds)
                 continue
             await self._process(self.node_id, records)
-            await asyncio.to_thread(self.journal.release, records[-1].seq)
+            await finish_in_thread(self.journal.release, records[-1].seq)
             self.position = records[-1].seq
