@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from flagstaff_server.adapters.memory_approvals import InMemoryApprovalRequests
 from flagstaff_server.adapters.memory_webhooks import (
     InMemoryDeliveries,
     InMemoryWebhooks,
@@ -19,6 +20,7 @@ from flagstaff_server.adapters.memory_webhooks import (
 )
 from flagstaff_server.adapters.millis import EPOCH, truncate
 from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
+from flagstaff_server.services.approval_ports import ApprovalRequestRecord
 from flagstaff_server.services.ports import (
     AccountRecord,
     AuditEntry,
@@ -93,6 +95,7 @@ class _State:
     webhooks: WebhookTables = field(default_factory=WebhookTables)
     scheduled_changes: dict[str, ScheduledChangeRecord] = field(default_factory=dict)
     triggers: dict[str, TriggerRecord] = field(default_factory=dict)
+    approval_requests: dict[str, ApprovalRequestRecord] = field(default_factory=dict)
 
 
 class _Journal:
@@ -740,6 +743,7 @@ class InMemoryUnitOfWork:
         self.deliveries = InMemoryDeliveries(state.webhooks, journal)
         self.scheduled_changes = _ScheduledChanges(state, journal)
         self.triggers = _Triggers(state, journal)
+        self.approval_requests = InMemoryApprovalRequests(state.approval_requests, journal)
 
 
 class InMemoryReplication:

@@ -528,6 +528,7 @@ def remove(
     # a flag made again with this key must not inherit the old one's schedule or triggers
     tx.uow.scheduled_changes.delete_pending(record.project, record.key)
     tx.uow.triggers.delete_for_flag(record.project, record.key)
+    tx.uow.approval_requests.delete_pending(record.project, "flag", record.key)
     tx.audit(
         kind="flag",
         resource=resource_of(record.project, record.key),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from flagstaff_server.services.approval_ports import ApprovalRequestRepository
 from flagstaff_server.services.webhook_ports import DeliveryRepository, WebhookRepository
 
 JsonObject = dict[str, Any]
@@ -601,6 +602,10 @@ class UnitOfWork(Protocol):
     def scheduled_changes(self) -> ScheduledChangeRepository: ...
     @property
     def triggers(self) -> TriggerRepository: ...
+    @property
+    def approval_requests(self) -> ApprovalRequestRepository:
+        """Approval requests of flags and segments (`services.approval_ports`)."""
+        ...
 
 
 class Store(Protocol):

@@ -341,3 +341,20 @@ flag_triggers = Table(
     Column("doc", Text, nullable=False),
     Index("ix_flag_triggers_flag", "project", "flag", "environment"),
 )
+
+# Approval requests of flags and segments (migration 0011; docs/workflows.md, "Approval
+# requests"): one row per request, its reviews and instructions in `doc`.
+approval_requests = Table(
+    "approval_requests",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("project", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("resource_key", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    Index("ix_approval_requests_resource", "project", "kind", "resource_key"),
+)

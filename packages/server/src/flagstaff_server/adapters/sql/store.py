@@ -13,6 +13,7 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError
 
 from flagstaff_server.adapters.sql.account_repository import SqlAccounts, SqlSessions
+from flagstaff_server.adapters.sql.approval_request_repository import SqlApprovalRequests
 from flagstaff_server.adapters.sql.audit_repository import SqlAudit
 from flagstaff_server.adapters.sql.change_repository import SqlChanges
 from flagstaff_server.adapters.sql.engine import (
@@ -60,6 +61,7 @@ class SqlUnitOfWork:
         self.deliveries = SqlDeliveries(tx)
         self.scheduled_changes = SqlScheduledChanges(tx)
         self.triggers = SqlTriggers(tx)
+        self.approval_requests = SqlApprovalRequests(tx)
 
 
 class SqlStore:

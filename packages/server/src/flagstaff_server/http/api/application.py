@@ -17,6 +17,7 @@ from fastapi.openapi.utils import get_openapi
 from flagstaff_server.http import problem
 from flagstaff_server.http.api import (
     accounts,
+    approval_requests,
     audit_log,
     environments,
     flag_triggers,
@@ -64,6 +65,8 @@ def routers() -> Sequence[APIRouter]:
         flags.router,
         flag_triggers.router,
         scheduled_changes.router,
+        approval_requests.flag_router,
+        approval_requests.generic_router,
         segments.router,
         imports.router,
         tokens.router,
