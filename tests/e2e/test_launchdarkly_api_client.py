@@ -1,7 +1,8 @@
 """The official `launchdarkly-api` Python client against a running `flagstaff serve`: it creates a
 project and a flag, patches targeting with JSON Patch and with semantic patch, reads the flag
 back, schedules a change that the worker then applies, and makes a flag trigger and calls its
-URL. The client validates every response against LaunchDarkly's models, so a missing or
+URL, and asks for, reviews and applies approval requests (one now, one as a scheduled change).
+The client validates every response against LaunchDarkly's models, so a missing or
 mistyped field in our shapes fails here."""
 
 from __future__ import annotations
@@ -12,22 +13,39 @@ from collections.abc import Iterator
 import httpx
 import launchdarkly_api
 import pytest
+from launchdarkly_api.api.approvals_api import ApprovalsApi
 from launchdarkly_api.api.contexts_api import ContextsApi
+from launchdarkly_api.api.environments_api import EnvironmentsApi
 from launchdarkly_api.api.feature_flags_api import FeatureFlagsApi
 from launchdarkly_api.api.flag_triggers_api import FlagTriggersApi
 from launchdarkly_api.api.projects_api import ProjectsApi
 from launchdarkly_api.api.scheduled_changes_api import ScheduledChangesApi
 from launchdarkly_api.api.segments_api import SegmentsApi
 from launchdarkly_api.exceptions import ApiException
+from launchdarkly_api.models.create_flag_config_approval_request_request import (
+    CreateFlagConfigApprovalRequestRequest,
+)
+from launchdarkly_api.models.expandable_approval_requests_response import (
+    ExpandableApprovalRequestsResponse,
+)
 from launchdarkly_api.models.feature_flag import FeatureFlag
 from launchdarkly_api.models.feature_flag_body import FeatureFlagBody
 from launchdarkly_api.models.feature_flag_scheduled_change import FeatureFlagScheduledChange
+from launchdarkly_api.models.flag_config_approval_request_response import (
+    FlagConfigApprovalRequestResponse,
+)
 from launchdarkly_api.models.flag_copy_config_environment import FlagCopyConfigEnvironment
 from launchdarkly_api.models.flag_copy_config_post import FlagCopyConfigPost
 from launchdarkly_api.models.flag_scheduled_changes_input import FlagScheduledChangesInput
 from launchdarkly_api.models.flag_trigger_input import FlagTriggerInput
 from launchdarkly_api.models.patch_operation import PatchOperation
 from launchdarkly_api.models.patch_with_comment import PatchWithComment
+from launchdarkly_api.models.post_approval_request_apply_request import (
+    PostApprovalRequestApplyRequest,
+)
+from launchdarkly_api.models.post_approval_request_review_request import (
+    PostApprovalRequestReviewRequest,
+)
 from launchdarkly_api.models.post_flag_scheduled_changes_input import (
     PostFlagScheduledChangesInput,
 )
@@ -341,3 +359,146 @@ def test_client_makes_a_trigger_whose_url_turns_the_flag_off(
     assert "*" in item.trigger_url
     triggers.delete_trigger_workflow("trig", "production", "risky", created.id)
     assert httpx.post(created.trigger_url, timeout=10).status_code == 404
+
+
+def client_for(server: str, token: str) -> launchdarkly_api.ApiClient:
+    configuration = launchdarkly_api.Configuration(host=server)
+    configuration.api_key["ApiKey"] = token
+    return launchdarkly_api.ApiClient(configuration)
+
+
+def writer_token(server: str, name: str, project: str) -> str:
+    made = httpx.post(
+        f"{server}/api/v2/tokens",
+        json={"name": name, "role": "writer", "projectKey": project},
+        headers={"Authorization": ADMIN_TOKEN},
+        timeout=10,
+    )
+    assert made.status_code == 201, made.text
+    token: str = made.json()["token"]
+    return token
+
+
+def test_client_asks_for_reviews_and_applies_approval_requests(
+    client: launchdarkly_api.ApiClient, server: str
+) -> None:
+    """Production requires approval: the requester's direct change is a 405; their request,
+    approved by a second token, applies; a second request with an executionDate becomes a
+    scheduled change the worker runs."""
+    ProjectsApi(client).post_project(ProjectPost(key="appr", name="Approvals"))
+    flags = FeatureFlagsApi(client)
+    flags.post_feature_flag("appr", FeatureFlagBody(key="gate", name="Gate"))
+    EnvironmentsApi(client).patch_environment(
+        "appr",
+        "production",
+        [PatchOperation(op="replace", path="/approvalSettings/required", value=True)],
+    )
+    with (
+        client_for(server, writer_token(server, "alice", "appr")) as alice,
+        client_for(server, writer_token(server, "bob", "appr")) as bob,
+    ):
+        with pytest.raises(ApiException) as refused:
+            semantic_patch(
+                alice,
+                "/api/v2/flags/appr/gate",
+                {"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]},
+                "FeatureFlag",
+            )
+        assert refused.value.status == 405
+        asking, reviewing = ApprovalsApi(alice), ApprovalsApi(bob)
+        created = asking.post_approval_request_for_flag(
+            "appr",
+            "gate",
+            "production",
+            CreateFlagConfigApprovalRequestRequest(
+                description="open the gate",
+                instructions=[{"kind": "turnFlagOn"}],
+                comment="launch day",
+            ),
+        )
+        assert isinstance(created, FlagConfigApprovalRequestResponse)
+        assert (created.status, created.review_status) == ("pending", "pending")
+        with pytest.raises(ApiException) as own:
+            asking.post_approval_request_review_for_flag(
+                "appr",
+                "gate",
+                "production",
+                created.id,
+                PostApprovalRequestReviewRequest(kind="approve"),
+            )
+        assert own.value.status == 403
+        reviewed = reviewing.post_approval_request_review_for_flag(
+            "appr",
+            "gate",
+            "production",
+            created.id,
+            PostApprovalRequestReviewRequest(kind="approve", comment="looks right"),
+        )
+        assert reviewed.review_status == "approved"
+        assert [(r.kind, r.comment) for r in reviewed.all_reviews] == [("approve", "looks right")]
+        applied = asking.post_approval_request_apply_for_flag(
+            "appr",
+            "gate",
+            "production",
+            created.id,
+            PostApprovalRequestApplyRequest(comment="go"),
+        )
+        assert applied.status == "completed"
+        assert applied.applied_date is not None
+        assert flags.get_feature_flag("appr", "gate").environments["production"].on  # type: ignore[index]
+        listed = asking.get_approvals_for_flag("appr", "gate", "production")
+        assert [item.id for item in listed.items] == [created.id]
+        every = asking.get_approval_requests(filter='status anyOf ["completed"]')
+        assert isinstance(every, ExpandableApprovalRequestsResponse)
+        assert [item.id for item in every.items] == [created.id]
+
+        # an executionDate: applying makes a scheduled change, which the worker runs
+        soon = int(time.time() * 1000) + 3_000
+        later = asking.post_approval_request_for_flag(
+            "appr",
+            "gate",
+            "production",
+            CreateFlagConfigApprovalRequestRequest(
+                description="close the gate at night",
+                instructions=[{"kind": "turnFlagOff"}],
+                execution_date=soon,
+            ),
+        )
+        reviewing.post_approval_request_review_for_flag(
+            "appr",
+            "gate",
+            "production",
+            later.id,
+            PostApprovalRequestReviewRequest(kind="approve"),
+        )
+        scheduled = asking.post_approval_request_apply_for_flag(
+            "appr", "gate", "production", later.id, PostApprovalRequestApplyRequest()
+        )
+        assert (scheduled.status, scheduled.execution_date) == ("scheduled", soon)
+        [change] = (
+            ScheduledChangesApi(alice)
+            .get_flag_config_scheduled_changes("appr", "gate", "production")
+            .items
+        )
+        assert (change.execution_date, change.instructions) == (soon, [{"kind": "turnFlagOff"}])
+        wait_until(
+            lambda: not flags.get_feature_flag("appr", "gate").environments["production"].on,  # type: ignore[index]
+            timeout=30,
+            what="the worker to apply the approved scheduled change",
+        )
+        done = asking.get_approval_for_flag("appr", "gate", "production", later.id)
+        assert done.status == "completed"
+
+        # a pending request may be deleted
+        dropped = asking.post_approval_request_for_flag(
+            "appr",
+            "gate",
+            "production",
+            CreateFlagConfigApprovalRequestRequest(
+                description="never mind", instructions=[{"kind": "turnFlagOn"}]
+            ),
+        )
+        asking.delete_approval_request_for_flag("appr", "gate", "production", dropped.id)
+        with pytest.raises(ApiException) as gone:
+            asking.get_approval_for_flag("appr", "gate", "production", dropped.id)
+        assert gone.value.status == 404
