@@ -33,7 +33,7 @@ def test_opening_a_store_twice_migrates_once_and_keeps_its_data(tmp_path: Path) 
     second = AnalyticsStore(url)
     assert second.position("other") == 7
     second.close()
-    assert versions(url) == ["a0004"]
+    assert versions(url) == ["a0005"]
 
 
 def test_the_migrated_tables_are_the_tables_the_store_uses(tmp_path: Path) -> None:
@@ -66,4 +66,4 @@ def test_a_database_made_before_the_chain_is_adopted_with_its_rows(tmp_path: Pat
     with store.engine.connect() as connection:
         assert connection.execute(select(analytics_tables.positions.c.seq)).scalar() == 42
     store.close()
-    assert versions(url) == ["a0004"]
+    assert versions(url) == ["a0005"]

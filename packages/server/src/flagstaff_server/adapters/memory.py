@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from flagstaff_server.adapters.memory_approvals import InMemoryApprovalRequests
+from flagstaff_server.adapters.memory_keyed import InMemoryKeyed
 from flagstaff_server.adapters.memory_webhooks import (
     InMemoryDeliveries,
     InMemoryWebhooks,
@@ -21,6 +22,7 @@ from flagstaff_server.adapters.memory_webhooks import (
 from flagstaff_server.adapters.millis import EPOCH, truncate
 from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
 from flagstaff_server.services.approval_ports import ApprovalRequestRecord
+from flagstaff_server.services.experiment_ports import KeyedRecord
 from flagstaff_server.services.ports import (
     AccountRecord,
     AuditEntry,
@@ -96,6 +98,8 @@ class _State:
     scheduled_changes: dict[str, ScheduledChangeRecord] = field(default_factory=dict)
     triggers: dict[str, TriggerRecord] = field(default_factory=dict)
     approval_requests: dict[str, ApprovalRequestRecord] = field(default_factory=dict)
+    metrics: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
+    experiments: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
 
 
 class _Journal:
@@ -744,6 +748,8 @@ class InMemoryUnitOfWork:
         self.scheduled_changes = _ScheduledChanges(state, journal)
         self.triggers = _Triggers(state, journal)
         self.approval_requests = InMemoryApprovalRequests(state.approval_requests, journal)
+        self.metrics = InMemoryKeyed(state.metrics, journal, "metric")
+        self.experiments = InMemoryKeyed(state.experiments, journal, "experiment")
 
 
 class InMemoryReplication:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Table, and_, delete, func, insert, select, update
+from sqlalchemy import Connection, Table, and_, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from flagstaff_server.ingest.analytics_tables import (
@@ -19,6 +19,7 @@ from flagstaff_server.ingest.analytics_tables import (
     contexts,
     customs,
     evaluations,
+    exposures,
     instances,
     payloads,
     positions,
@@ -168,6 +169,45 @@ def add_tally(connection: Connection, batch: Tally, *, context_limit: int) -> No
             _bound_contexts(connection, project, environment, context_limit)
     for key, report in batch.instances.items():
         _merge_instance(connection, key, report)
+    if batch.exposures:
+        _add_exposures(connection, batch)
+
+
+def _add_exposures(connection: Connection, batch: Tally) -> None:
+    """Keep each unit's earliest exposure (and its variation) per flag version."""
+    dialect = connection.dialect.name
+    statement = upsert(dialect, exposures)
+    earlier = statement.excluded.first_ms < exposures.c.first_ms
+    statement = statement.on_conflict_do_update(
+        index_elements=[
+            "project",
+            "environment",
+            "flag_key",
+            "flag_version",
+            "context_kind",
+            "context_key",
+        ],
+        set_={
+            "first_ms": case((earlier, statement.excluded.first_ms), else_=exposures.c.first_ms),
+            "variation": case((earlier, statement.excluded.variation), else_=exposures.c.variation),
+        },
+    )
+    connection.execute(
+        statement,
+        [
+            {
+                "project": p,
+                "environment": e,
+                "flag_key": f,
+                "flag_version": version,
+                "context_kind": kind,
+                "context_key": key,
+                "first_ms": first,
+                "variation": variation,
+            }
+            for (p, e, f, version, kind, key), (first, variation) in batch.exposures.items()
+        ],
+    )
 
 
 def _bound_contexts(

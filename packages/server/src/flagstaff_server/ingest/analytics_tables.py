@@ -140,3 +140,15 @@ quarantined = Table(
     Column("body", LargeBinary, nullable=False),
     Index("ingest_quarantine_by_payload", "project", "environment", "payload_id", unique=True),
 )
+exposures = Table(
+    "experiment_exposures",
+    metadata,
+    Column("project", String(KEY_CHARS), primary_key=True),
+    Column("environment", String(KEY_CHARS), primary_key=True),
+    Column("flag_key", String(KEY_CHARS), primary_key=True),
+    Column("flag_version", BigInteger, primary_key=True),
+    Column("context_kind", String(NAME_CHARS), primary_key=True),
+    Column("context_key", String(CONTEXT_KEY_CHARS), primary_key=True),
+    Column("first_ms", BigInteger, nullable=False),
+    Column("variation", Integer, nullable=False),
+)

@@ -31,6 +31,8 @@ CountKey = tuple[str, str, str, int, int]
 FlagKey = tuple[str, str, str]
 ContextKey = tuple[str, str, str, str]
 """(project, environment, context kind, context key)"""
+ExposureKey = tuple[str, str, str, int, str, str]
+"""(project, environment, flag key, flag version, context kind, context key)"""
 KeptContext = tuple[int, Mapping[str, Any] | None]
 """A context's newest event time and its part as sent (None: known by `contextKeys` only)."""
 
@@ -68,6 +70,8 @@ class Tally:
     bodies: list[BodyRow] = field(default_factory=list)
     contexts: dict[ContextKey, tuple[int, dict[str, Any]]] = field(default_factory=dict)
     instances: dict[InstanceKey, InstanceReport] = field(default_factory=dict)
+    exposures: dict[ExposureKey, tuple[int, int]] = field(default_factory=dict)
+    """(first time, variation) per unit exposed to an experiment (docs/experiments.md)."""
     skipped: int = 0
     """Events inside accepted payloads that had an unusable shape."""
     payloads: int = 0
@@ -131,6 +135,8 @@ def add_events(
                     activity[flag] = (created, created)
                 elif created < span[0] or created > span[1]:  # else already within the span
                     activity[flag] = (min(span[0], created), max(span[1], created))
+            if kind == "feature" and is_text(key, KEY_CHARS):
+                add_exposure(result.exposures, project, environment, key, created, event)
             first_key = ""
             context = event.get("context")
             if isinstance(context, dict):
@@ -172,6 +178,42 @@ def add_events(
         elif created > last_ms:
             last_ms = created
     return first_ms, last_ms
+
+
+def add_exposure(
+    exposures: dict[ExposureKey, tuple[int, int]],
+    project: str,
+    environment: str,
+    flag: str,
+    created: int,
+    event: Mapping[str, Any],
+) -> None:
+    """A feature event whose reason says `inExperiment` exposes each of its contexts (every
+    kind of a multi-kind context) to the variation served; the earliest exposure is kept."""
+    reason = event.get("reason")
+    if not isinstance(reason, dict) or reason.get("inExperiment") is not True:
+        return
+    variation, version = event.get("variation"), event.get("version")
+    if type(variation) is not int or not 0 <= variation <= MAX_COUNT:
+        return
+    if type(version) is not int or not 0 <= version <= MAX_COUNT:
+        return
+    parts: list[tuple[str, str]] = []
+    context = event.get("context")
+    if isinstance(context, dict):
+        parts = [(kind, key) for kind, key, _ in context_parts(context)]
+    keys = event.get("contextKeys")
+    if not parts and isinstance(keys, dict):
+        parts = [
+            (kind, key)
+            for kind, key in keys.items()
+            if is_text(kind, NAME_CHARS) and is_text(key, CONTEXT_KEY_CHARS)
+        ]
+    for context_kind, context_key in parts:
+        unit = (project, environment, flag, version, context_kind, context_key)
+        known = exposures.get(unit)
+        if known is None or created < known[0]:
+            exposures[unit] = (created, variation)
 
 
 def keep(

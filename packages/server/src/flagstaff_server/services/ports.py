@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from flagstaff_server.services.approval_ports import ApprovalRequestRepository
+from flagstaff_server.services.experiment_ports import KeyedRepository
 from flagstaff_server.services.webhook_ports import DeliveryRepository, WebhookRepository
 
 JsonObject = dict[str, Any]
@@ -606,6 +607,11 @@ class UnitOfWork(Protocol):
     def approval_requests(self) -> ApprovalRequestRepository:
         """Approval requests of flags and segments (`services.approval_ports`)."""
         ...
+
+    @property
+    def metrics(self) -> KeyedRepository: ...
+    @property
+    def experiments(self) -> KeyedRepository: ...
 
 
 class Store(Protocol):

@@ -358,3 +358,29 @@ approval_requests = Table(
     Column("doc", Text, nullable=False),
     Index("ix_approval_requests_resource", "project", "kind", "resource_key"),
 )
+
+# Experimentation (issue 17): metrics per project (environment ""), experiments per environment.
+metrics = Table(
+    "metrics",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("project", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    Index("ix_metrics_key", "project", "environment", "key", unique=True),
+)
+experiments = Table(
+    "experiments",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("project", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    Index("ix_experiments_key", "project", "environment", "key", unique=True),
+)

@@ -25,12 +25,14 @@ from flagstaff_server.adapters.sql.engine import (
 from flagstaff_server.adapters.sql.environment_repository import SqlEnvironments
 from flagstaff_server.adapters.sql.epoch_repository import SqlEpochs
 from flagstaff_server.adapters.sql.flag_repository import SqlFlags
+from flagstaff_server.adapters.sql.keyed_repository import SqlKeyed
 from flagstaff_server.adapters.sql.lease_repository import SqlLeases
 from flagstaff_server.adapters.sql.migration import upgrade
 from flagstaff_server.adapters.sql.notice_repository import SqlNotices
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
 from flagstaff_server.adapters.sql.replication import SqlReplication, is_read_only_refusal
 from flagstaff_server.adapters.sql.scheduled_change_repository import SqlScheduledChanges
+from flagstaff_server.adapters.sql.schema import experiments, metrics
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
 from flagstaff_server.adapters.sql.transaction import Transaction
@@ -62,6 +64,8 @@ class SqlUnitOfWork:
         self.scheduled_changes = SqlScheduledChanges(tx)
         self.triggers = SqlTriggers(tx)
         self.approval_requests = SqlApprovalRequests(tx)
+        self.metrics = SqlKeyed(tx, metrics, "metric")
+        self.experiments = SqlKeyed(tx, experiments, "experiment")
 
 
 class SqlStore:

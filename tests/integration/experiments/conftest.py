@@ -1,0 +1,68 @@
+"""The whole server in-process (role `api`) over memory, SQLite and PostgreSQL, with the project
+`p` (`production`, `test`) and the boolean flag `f`, on in production."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from experiment_api import ADMIN_TOKEN, FLAG, PROJECT, SEMANTIC, Lab
+from flagstaff_server.adapters.memory import InMemoryStore
+from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.app import Flagstaff
+from flagstaff_server.services.ports import Store
+from flagstaff_server.settings import Settings
+from support.in_process import asgi_client
+from support.services import empty_postgres, postgres_database
+
+STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
+
+
+@pytest.fixture(scope="session")
+def postgres_store() -> Iterator[SqlStore]:
+    with postgres_database("flagstaff_experiments") as url:
+        store = SqlStore(url)
+        yield store
+        store.close()
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(request: pytest.FixtureRequest) -> Iterator[Store | None]:
+    if request.param == "memory":
+        yield InMemoryStore()
+    elif request.param == "postgresql":
+        yield empty_postgres(request.getfixturevalue("postgres_store"))
+    else:
+        yield None  # the server opens SQLite in its data directory
+
+
+@pytest.fixture
+async def lab(store: Store | None, tmp_path: Path) -> AsyncIterator[Lab]:
+    settings = Settings(data_dir=tmp_path, role="api", admin_token=ADMIN_TOKEN, seed_demo=False)
+    server = Flagstaff(settings, store=store, announce=lambda line: None)
+    async with server.running(), asgi_client(server.asgi, token=ADMIN_TOKEN) as client:
+        created = await client.post(
+            "/api/v2/projects",
+            json={
+                "key": PROJECT,
+                "name": "P",
+                "environments": [
+                    {"key": "production", "name": "Production", "color": "ff0000"},
+                    {"key": "test", "name": "Test", "color": "00ff00"},
+                ],
+            },
+        )
+        assert created.status_code == 201, created.text
+        flag = await client.post(f"/api/v2/flags/{PROJECT}", json={"key": FLAG, "name": "F"})
+        assert flag.status_code == 201, flag.text
+        on = await client.patch(
+            f"/api/v2/flags/{PROJECT}/{FLAG}",
+            content=orjson.dumps(
+                {"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]}
+            ),
+            headers={"Content-Type": SEMANTIC},
+        )
+        assert on.status_code == 200, on.text
+        yield Lab(server=server, client=client)
