@@ -91,7 +91,21 @@ class Unauthorized(FlagstaffError):
 
 
 class Forbidden(FlagstaffError):
+    """`action` and `resource`, when a policy refused: the first pair it did not allow."""
+
     code = "forbidden"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        action: str | None = None,
+        resource: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path)
+        self.action = action
+        self.resource = resource
 
 
 class ApprovalRequired(FlagstaffError):

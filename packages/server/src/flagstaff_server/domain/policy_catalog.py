@@ -205,6 +205,8 @@ ACTIONS_BY_PATH: Mapping[ResourcePath, frozenset[str]] = {
         }
     ),
     ("member", "token"): frozenset({"createAccessToken", "deleteAccessToken"}),
+    # Flagstaff's own: operator notices on the status page
+    ("notice",): frozenset({"createNotice", "deleteNotice"}),
 }
 
 LAUNCHDARKLY_ACTIONS: frozenset[str] = frozenset().union(*ACTIONS_BY_PATH.values())

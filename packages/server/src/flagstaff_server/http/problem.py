@@ -131,13 +131,18 @@ def error_response(error: FlagstaffError) -> Response:
         headers = {"Retry-After": "1"}
     elif isinstance(error, RegionReadOnly | TooManyAttempts):
         headers = {"Retry-After": str(error.retry_after)}
-    return problem_response(
+    body = problem_body(
         status=kind.status,
         code=error.code,
         message=error.message,
         path=error.path,
         title=kind.title,
-        headers=headers,
+    )
+    if isinstance(error, Forbidden) and error.action is not None:
+        body["action"] = error.action
+        body["resource"] = error.resource
+    return Response(
+        orjson.dumps(body), status_code=kind.status, media_type=PROBLEM_MEDIA_TYPE, headers=headers
     )
 
 

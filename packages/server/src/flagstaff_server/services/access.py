@@ -1,7 +1,9 @@
 """Who is calling and what they may do: access-token authentication, roles and scopes.
 
 Owns the role order (reader < writer < admin), the secret format and its hashing. It knows nothing
-of HTTP; `flagstaff_server.http.api.access` turns a header into a call to `authenticate`.
+of HTTP; `flagstaff_server.http.api.access` turns a header into a call to `authenticate`. A token
+may carry an inline policy (LaunchDarkly's `inlineRole`): then `authorize_accesses` decides each
+request by it, within the token's role as a ceiling (docs/access.md).
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from flagstaff_server.domain.policy import Resource, Statement, parse_statements
+from flagstaff_server.domain.role_policy import Caller, Grant, RolePolicy, decide
 from flagstaff_server.errors import Forbidden, Unauthorized
 from flagstaff_server.services.ports import Role, TokenRecord, UnitOfWork
 
@@ -36,6 +40,8 @@ class Actor:
     environment: str | None = None
     approval_bypass: bool = False
     """A token created with `bypassApprovals` (docs/workflows.md, "Who may bypass")."""
+    policy: tuple[Statement, ...] | None = None
+    """A token's inline policy: when set, every request is decided by it (and `role`)."""
 
     @property
     def is_scoped(self) -> bool:
@@ -46,6 +52,8 @@ class Actor:
         """Whether this caller may change what an environment requiring approval serves without
         an approval request: the admin role (as LaunchDarkly's admins and owners), or a token
         made to."""
+        if self.policy is not None:
+            return self.approval_bypass
         return self.role == "admin" or self.approval_bypass
 
     def may(
@@ -88,6 +96,33 @@ def authorize(
     if actor.environment is not None:
         where += f", environment {actor.environment!r}"
     raise Forbidden(f"the access token is limited to {where}")
+
+
+def caller_of(actor: Actor) -> Caller:
+    """The grants that must all allow for `actor`: its inline policy (replacing a base role, as
+    a custom role does) and its role as the ceiling."""
+    grants = [Grant(base_role=actor.role)]
+    if actor.policy is not None:
+        inline = RolePolicy(key="inlineRole", statements=actor.policy)
+        grants.insert(0, Grant(custom_roles=(inline,)))
+    return Caller(grants=tuple(grants))
+
+
+def authorize_accesses(actor: Actor, accesses: Iterable[tuple[str, Resource]]) -> None:
+    """Raise `Forbidden` naming the first (action, resource) the actor's policy refuses. Only
+    actors carrying a policy are asked; the others keep the role and scope rules above."""
+    if actor.policy is None:
+        return
+    decision = decide(caller_of(actor), accesses)
+    if decision.allowed:
+        return
+    if not decision.action:
+        raise Forbidden("this request names no action a policy could allow")
+    raise Forbidden(
+        f"the access token's policy does not allow {decision.action} on {decision.resource}",
+        action=decision.action,
+        resource=decision.resource,
+    )
 
 
 def new_secret() -> str:
@@ -135,4 +170,13 @@ def token_actor(record: TokenRecord) -> Actor:
         project=record.project,
         environment=record.environment,
         approval_bypass=record.doc.get("bypassApprovals") is True,
+        policy=inline_policy(record),
     )
+
+
+def inline_policy(record: TokenRecord) -> tuple[Statement, ...] | None:
+    """The token's stored inline policy (checked when stored), or None."""
+    statements = record.doc.get("inlineRole")
+    if statements is None:
+        return None
+    return parse_statements(statements, path="/inlineRole", actions=None)

@@ -7,8 +7,10 @@ Only hashes are stored. Representations follow LaunchDarkly's `Token` shape, plu
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from flagstaff_server.domain.document import NAME_MAX_LENGTH, is_valid_key
+from flagstaff_server.domain.policy import parse_statements, statement_json
 from flagstaff_server.errors import NotFound, ValidationError
 from flagstaff_server.services.access import (
     ROLE_RANK,
@@ -25,13 +27,15 @@ from flagstaff_server.services.ports import JsonObject, Role, TokenRecord, UnitO
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenRequest:
     name: str
-    role: str
+    role: str | None
     project: str | None = None
     environment: str | None = None
     description: str | None = None
     bypass_approvals: bool = False
     """Flagstaff's addition: the token may change environments that require approval directly
     (docs/workflows.md, "Who may bypass"); admin tokens may anyway."""
+    inline_role: list[Any] | None = None
+    """LaunchDarkly's `inlineRole`: a policy the token carries (docs/access.md)."""
 
 
 def resource_of(token_id: str) -> str:
@@ -56,12 +60,15 @@ def represent(record: TokenRecord, *, secret: str | None = None) -> JsonObject:
         "projectKey": record.project,
         "environmentKey": record.environment,
         "bypassApprovals": record.doc.get("bypassApprovals") is True,
+        **({"inlineRole": record.doc["inlineRole"]} if "inlineRole" in record.doc else {}),
         "_links": {"self": {"href": f"/api/v2/tokens/{record.id}", "type": "application/json"}},
     }
     return body
 
 
-def check_request(uow: UnitOfWork, request: TokenRequest) -> Role:
+def check_request(uow: UnitOfWork, request: TokenRequest, *, ceiling: Role) -> Role:
+    """The token's role, once the request is checked; `ceiling` is the role of a token with an
+    inline policy and no role given (its creator's)."""
     name = request.name.strip()
     if not name or len(name) > NAME_MAX_LENGTH:
         raise ValidationError(
@@ -70,6 +77,8 @@ def check_request(uow: UnitOfWork, request: TokenRequest) -> Role:
     if request.description is not None:
         check_string(request.description, "/description")
     role = request.role
+    if role is None and request.inline_role is not None:
+        role = ceiling
     if role not in ROLE_RANK:
         raise ValidationError(
             f"role must be one of {', '.join(ROLE_RANK)}, got {role!r}", path="/role"
@@ -99,7 +108,15 @@ def create_token(plane: ControlPlane, actor: Actor, request: TokenRequest) -> Js
     authorize(actor, "admin")
     secret = new_secret()
     with plane.write(actor) as tx:
-        role = check_request(tx.uow, request)
+        role = check_request(tx.uow, request, ceiling=actor.role)
+        inline = (
+            None
+            if request.inline_role is None
+            else [
+                statement_json(statement)
+                for statement in parse_statements(request.inline_role, path="/inlineRole")
+            ]
+        )
         record = TokenRecord(
             id=new_id(),
             name=request.name.strip(),
@@ -113,6 +130,7 @@ def create_token(plane: ControlPlane, actor: Actor, request: TokenRequest) -> Js
                 "ownerId": actor.token_id,
                 "description": request.description or "",
                 "bypassApprovals": request.bypass_approvals,
+                **({"inlineRole": inline} if inline is not None else {}),
             },
         )
         tx.uow.tokens.add(record)

@@ -7,14 +7,23 @@ cookie plus its CSRF header on writes) and checks role and scope against the rou
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
 from fastapi.security import APIKeyHeader
 
+from flagstaff_server.domain.policy import parse_resource
+from flagstaff_server.errors import Forbidden
+from flagstaff_server.http.api.route_actions import ROUTE_ACTIONS, Needs, resource_text
 from flagstaff_server.services import sessions
-from flagstaff_server.services.access import Actor, authenticate, authorize
+from flagstaff_server.services.access import (
+    Actor,
+    authenticate,
+    authorize,
+    authorize_accesses,
+)
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Role
 
@@ -27,6 +36,7 @@ ACCESS_TOKEN = APIKeyHeader(
 )
 
 
+PARAMETER = re.compile(r"\{([A-Za-z]+)\}")
 # The path parameters `require` reads scope from; routes name their keys with these.
 PROJECT_PARAM = "projectKey"
 ENVIRONMENT_PARAM = "environmentKey"
@@ -71,9 +81,37 @@ def require(
             project=params.get(project) if project else None,
             environment=params.get(env) if env else None,
         )
+        if actor.policy is not None:
+            check_route_action(request, actor)
         return actor
 
     return dependency
+
+
+def route_path(request: Request) -> str:
+    """The declared route template (`/api/v2/flags/{projectKey}`) that, filled with this
+    request's path parameters, gives its path; '' when none does."""
+    path = request.url.path
+    params = request.path_params
+    for method, template in ROUTE_ACTIONS:
+        if (
+            method == request.method
+            and set(PARAMETER.findall(template)) == set(params)
+            and resource_text(template, params) == path
+        ):
+            return template
+    return ""
+
+
+def check_route_action(request: Request, actor: Actor) -> None:
+    """Ask the actor's policy about the route's declared action (`route_actions`); a route
+    declared `FROM_BODY` is asked by its handler, and an undeclared one is refused."""
+    declared = ROUTE_ACTIONS.get((request.method, route_path(request)))
+    if declared is None:
+        raise Forbidden("this route declares no action, so no policy can allow it")
+    if isinstance(declared, Needs):
+        target = resource_text(declared.resource, request.path_params)
+        authorize_accesses(actor, [(declared.action, parse_resource(target))])
 
 
 def caller(request: Request, plane: ControlPlane, authorization: str | None) -> Actor:

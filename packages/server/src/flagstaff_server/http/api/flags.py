@@ -18,8 +18,9 @@ from flagstaff_server.http.api.payload import (
     read_json,
 )
 from flagstaff_server.services import copy, flags
-from flagstaff_server.services.access import Actor, authorize
+from flagstaff_server.services.access import Actor, authorize, authorize_accesses
 from flagstaff_server.services.edit import parse_edit
+from flagstaff_server.services.edit_access import flag_edit_needs
 
 router = APIRouter(prefix="/flags", tags=["Feature flags"])
 
@@ -132,6 +133,7 @@ async def patch_flag(
         semantic=is_semantic_patch(request),
         expected_version=expected_version(request),
     )
+    authorize_accesses(actor, flag_edit_needs(edit.edit, project=projectKey, key=featureFlagKey))
     patched = await run_in_threadpool(
         flags.patch_flag, plane, actor, projectKey, featureFlagKey, edit
     )

@@ -74,7 +74,11 @@ class ProjectPost(Request):
 
 class TokenPost(Request):
     name: str
-    role: Literal["reader", "writer", "admin"]
+    role: Literal["reader", "writer", "admin"] | None = Field(
+        default=None,
+        description="Required unless `inlineRole` is given; with it, the ceiling of the token "
+        "(the creator's role when omitted)",
+    )
     description: str | None = None
     project_key: str | None = None
     environment_key: str | None = None
@@ -84,7 +88,11 @@ class TokenPost(Request):
         "approval without an approval request (admin tokens may anyway)",
     )
     custom_role_ids: Ignored = None
-    inline_role: Ignored = None
+    inline_role: list[Any] | None = Field(
+        default=None,
+        description="A policy the token carries (LaunchDarkly statements); every request is "
+        "decided by it (docs/access.md)",
+    )
     service_token: Ignored = None
     default_api_version: Ignored = None
     expiry: Ignored = None
@@ -177,6 +185,9 @@ class Token(Response):
     project_key: str | None
     environment_key: str | None
     bypass_approvals: bool
+    inline_role: list[dict[str, Any]] | None = Field(
+        default=None, description="The policy the token carries, when it was given one"
+    )
     links: Links = Field(alias="_links")
 
 
@@ -274,6 +285,12 @@ class Problem(Response):
     message: str
     path: str | None = Field(
         default=None, description="JSON pointer (or parameter name) of the offending value"
+    )
+    action: str | None = Field(
+        default=None, description="On a 403 from a policy: the LaunchDarkly action refused"
+    )
+    resource: str | None = Field(
+        default=None, description="On a 403 from a policy: the resource it was refused on"
     )
     type: str
     title: str

@@ -19,7 +19,9 @@ from flagstaff_server.http.api.payload import (
     read_json,
 )
 from flagstaff_server.services import segments
+from flagstaff_server.services.access import authorize_accesses
 from flagstaff_server.services.edit import parse_edit
+from flagstaff_server.services.edit_access import segment_edit_needs
 
 router = APIRouter(prefix="/segments", tags=["Segments"])
 
@@ -90,6 +92,12 @@ async def patch_segment(
         await read_json(request),
         semantic=is_semantic_patch(request),
         expected_version=expected_version(request),
+    )
+    authorize_accesses(
+        actor,
+        segment_edit_needs(
+            edit.edit, project=projectKey, environment=environmentKey, key=segmentKey
+        ),
     )
     patched = await run_in_threadpool(
         segments.patch_segment, plane, actor, projectKey, environmentKey, segmentKey, edit

@@ -40,6 +40,7 @@ def create_token(plane: Plane, actor: Admin, body: schema.TokenPost) -> JsonObje
         environment=body.environment_key,
         description=body.description,
         bypass_approvals=bool(body.bypass_approvals),
+        inline_role=body.inline_role,
     )
     return tokens.create_token(plane, actor, request)
 

@@ -1,0 +1,156 @@
+"""What each management API route needs, in LaunchDarkly's action names: the action and the
+resource template (path parameters in braces) a token's policy is asked about. Every route is
+listed; a test walks the OpenAPI document and fails for one that is not (docs/access.md).
+
+- `Needs(action, resource)`: the route's one check, made by `access.require` before the handler.
+- `FROM_BODY`: the handler asks about what the body implies (a flag or segment patch needs every
+  action its instructions or paths imply).
+- `SIGNED_IN`: account-wide reading (lists of projects, the audit log): LaunchDarkly has no action
+  for it, so any authenticated caller may.
+- `PUBLIC`: the session routes, which sign in and out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    action: str
+    resource: str
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    name: str
+
+
+FROM_BODY = Marker("from the body")
+SIGNED_IN = Marker("any signed-in caller")
+PUBLIC = Marker("public")
+RouteAction = Needs | Marker
+
+P = "proj/{projectKey}"
+E = f"{P}:env/{{environmentKey}}"
+FLAG = f"{P}:env/*:flag/{{featureFlagKey}}"
+FLAG_IN_ENV = f"{E}:flag/{{featureFlagKey}}"
+SEGMENT = f"{E}:segment/{{segmentKey}}"
+API = "/api/v2"
+SCHEDULED = (
+    f"{API}/projects/{{projectKey}}/flags/{{featureFlagKey}}/environments/{{environmentKey}}"
+)
+TRIGGERS = f"{API}/flags/{{projectKey}}/{{featureFlagKey}}/triggers/{{environmentKey}}"
+INSIGHTS = f"{API}/insights/{{projectKey}}/{{environmentKey}}"
+
+
+def view(resource: str = P) -> Needs:
+    return Needs("viewProject", resource)
+
+
+ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
+    ("GET", f"{API}/projects"): SIGNED_IN,
+    ("POST", f"{API}/projects"): Needs("createProject", "proj/*"),
+    ("GET", f"{API}/projects/{{projectKey}}"): view(),
+    ("PATCH", f"{API}/projects/{{projectKey}}"): Needs("updateProjectName", P),
+    ("DELETE", f"{API}/projects/{{projectKey}}"): Needs("deleteProject", P),
+    ("GET", f"{API}/projects/{{projectKey}}/environments"): view(),
+    ("POST", f"{API}/projects/{{projectKey}}/environments"): Needs(
+        "createEnvironment", f"{P}:env/*"
+    ),
+    ("GET", f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}"): view(),
+    ("PATCH", f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}"): Needs(
+        "updateName", E
+    ),
+    ("DELETE", f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}"): Needs(
+        "deleteEnvironment", E
+    ),
+    ("POST", f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/apiKey"): Needs(
+        "updateApiKey", E
+    ),
+    ("POST", f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/mobileKey"): Needs(
+        "updateMobileKey", E
+    ),
+    ("GET", f"{API}/flags/{{projectKey}}"): view(),
+    ("POST", f"{API}/flags/{{projectKey}}"): Needs("createFlag", f"{P}:env/*:flag/*"),
+    ("GET", f"{API}/flags/{{projectKey}}/{{featureFlagKey}}"): view(),
+    ("PATCH", f"{API}/flags/{{projectKey}}/{{featureFlagKey}}"): FROM_BODY,
+    ("DELETE", f"{API}/flags/{{projectKey}}/{{featureFlagKey}}"): Needs("deleteFlag", FLAG),
+    ("POST", f"{API}/flags/{{projectKey}}/{{featureFlagKey}}/copy"): Needs(
+        "copyFlagConfigTo", FLAG
+    ),
+    ("GET", TRIGGERS): view(),
+    ("POST", TRIGGERS): Needs("createTriggers", FLAG_IN_ENV),
+    ("GET", f"{TRIGGERS}/{{id}}"): view(),
+    ("PATCH", f"{TRIGGERS}/{{id}}"): Needs("updateTriggers", FLAG_IN_ENV),
+    ("DELETE", f"{TRIGGERS}/{{id}}"): Needs("deleteTriggers", FLAG_IN_ENV),
+    ("GET", f"{SCHEDULED}/scheduled-changes"): view(),
+    ("POST", f"{SCHEDULED}/scheduled-changes"): Needs("updateScheduledChanges", FLAG_IN_ENV),
+    ("GET", f"{SCHEDULED}/scheduled-changes/{{id}}"): view(),
+    ("PATCH", f"{SCHEDULED}/scheduled-changes/{{id}}"): Needs(
+        "updateScheduledChanges", FLAG_IN_ENV
+    ),
+    ("DELETE", f"{SCHEDULED}/scheduled-changes/{{id}}"): Needs(
+        "updateScheduledChanges", FLAG_IN_ENV
+    ),
+    ("GET", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): view(),
+    ("POST", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): Needs(
+        "createSegment", f"{E}:segment/*"
+    ),
+    ("GET", f"{API}/segments/{{projectKey}}/{{environmentKey}}/{{segmentKey}}"): view(),
+    ("PATCH", f"{API}/segments/{{projectKey}}/{{environmentKey}}/{{segmentKey}}"): FROM_BODY,
+    ("DELETE", f"{API}/segments/{{projectKey}}/{{environmentKey}}/{{segmentKey}}"): Needs(
+        "deleteSegment", SEGMENT
+    ),
+    ("POST", f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/import"): Needs(
+        "createFlag", f"{E}:flag/*"
+    ),
+    ("GET", f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/export"): view(),
+    (
+        "POST",
+        f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/flags/evaluate",
+    ): view(),
+    ("GET", f"{API}/tokens"): Needs("createAccessToken", "member/*:token/*"),
+    ("POST", f"{API}/tokens"): Needs("createAccessToken", "member/*:token/*"),
+    ("GET", f"{API}/tokens/{{tokenId}}"): Needs("createAccessToken", "member/*:token/{tokenId}"),
+    ("DELETE", f"{API}/tokens/{{tokenId}}"): Needs("deleteAccessToken", "member/*:token/{tokenId}"),
+    ("GET", f"{API}/auditlog"): SIGNED_IN,
+    ("GET", f"{API}/auditlog/{{entryId}}"): SIGNED_IN,
+    ("GET", f"{API}/session"): PUBLIC,
+    ("POST", f"{API}/session"): PUBLIC,
+    ("DELETE", f"{API}/session"): PUBLIC,
+    ("GET", f"{API}/session/status"): PUBLIC,
+    ("GET", f"{API}/accounts"): Needs("createMember", "member/*"),
+    ("POST", f"{API}/accounts"): Needs("createMember", "member/*"),
+    ("POST", f"{API}/accounts/{{accountId}}"): Needs("updateRole", "member/{accountId}"),
+    ("DELETE", f"{API}/accounts/{{accountId}}"): Needs("deleteMember", "member/{accountId}"),
+    ("GET", f"{API}/status/notices"): SIGNED_IN,
+    ("POST", f"{API}/status/notices"): Needs("createNotice", "notice/*"),
+    ("GET", f"{API}/status/notices/{{noticeId}}"): SIGNED_IN,
+    ("DELETE", f"{API}/status/notices/{{noticeId}}"): Needs("deleteNotice", "notice/{noticeId}"),
+    ("GET", f"{API}/webhooks"): SIGNED_IN,
+    ("POST", f"{API}/webhooks"): Needs("createWebhook", "webhook/*"),
+    ("GET", f"{API}/webhooks/{{id}}"): SIGNED_IN,
+    ("PATCH", f"{API}/webhooks/{{id}}"): Needs("updateStatements", "webhook/{id}"),
+    ("DELETE", f"{API}/webhooks/{{id}}"): Needs("deleteWebhook", "webhook/{id}"),
+    ("GET", f"{API}/webhooks/{{id}}/deliveries"): SIGNED_IN,
+    ("GET", f"{API}/webhooks/{{id}}/deliveries/{{deliveryId}}"): SIGNED_IN,
+    ("GET", f"{INSIGHTS}/flags/{{flagKey}}/evaluations"): view(),
+    ("GET", f"{INSIGHTS}/flag-statuses"): view(),
+    ("GET", f"{INSIGHTS}/sdk-instances"): view(),
+    ("GET", f"{INSIGHTS}/contexts"): view(),
+    ("GET", f"{INSIGHTS}/metrics/{{eventKey}}"): view(),
+    ("GET", f"{INSIGHTS}/events"): view(),
+    ("GET", f"{INSIGHTS}/quarantine"): view(),
+    ("GET", f"{INSIGHTS}/quarantine/export"): view(),
+    ("POST", f"{INSIGHTS}/quarantine/reprocess"): Needs("importEventData", E),
+}
+
+
+def resource_text(template: str, params: Mapping[str, str]) -> str:
+    """The template with each `{name}` replaced by that path parameter ('*' when absent)."""
+    text = template
+    for name, value in params.items():
+        text = text.replace(f"{{{name}}}", value)
+    return text
