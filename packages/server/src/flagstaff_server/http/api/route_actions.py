@@ -43,6 +43,11 @@ SCHEDULED = (
 )
 TRIGGERS = f"{API}/flags/{{projectKey}}/{{featureFlagKey}}/triggers/{{environmentKey}}"
 INSIGHTS = f"{API}/insights/{{projectKey}}/{{environmentKey}}"
+FLAG_APPROVALS = f"{SCHEDULED}/approval-requests"
+APPROVALS = f"{API}/approval-requests"
+EVERY_FLAG = "proj/*:env/*:flag/*"
+"""Where the path does not name the flag (`/approval-requests/{id}`): the action must be allowed
+on every flag, which over-asks rather than under-asks."""
 
 
 def view(resource: str = P) -> Needs:
@@ -94,6 +99,20 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("DELETE", f"{SCHEDULED}/scheduled-changes/{{id}}"): Needs(
         "updateScheduledChanges", FLAG_IN_ENV
     ),
+    ("GET", FLAG_APPROVALS): view(),
+    ("POST", FLAG_APPROVALS): Needs("createApprovalRequest", FLAG_IN_ENV),
+    ("GET", f"{FLAG_APPROVALS}/{{id}}"): view(),
+    ("PATCH", f"{FLAG_APPROVALS}/{{id}}"): Needs("updateApprovalRequest", FLAG_IN_ENV),
+    ("DELETE", f"{FLAG_APPROVALS}/{{id}}"): Needs("deleteApprovalRequest", FLAG_IN_ENV),
+    ("POST", f"{FLAG_APPROVALS}/{{id}}/reviews"): Needs("reviewApprovalRequest", FLAG_IN_ENV),
+    ("POST", f"{FLAG_APPROVALS}/{{id}}/apply"): Needs("applyApprovalRequest", FLAG_IN_ENV),
+    ("GET", APPROVALS): SIGNED_IN,
+    ("POST", APPROVALS): Needs("createApprovalRequest", EVERY_FLAG),
+    ("GET", f"{APPROVALS}/{{id}}"): SIGNED_IN,
+    ("PATCH", f"{APPROVALS}/{{id}}"): Needs("updateApprovalRequest", EVERY_FLAG),
+    ("DELETE", f"{APPROVALS}/{{id}}"): Needs("deleteApprovalRequest", EVERY_FLAG),
+    ("POST", f"{APPROVALS}/{{id}}/reviews"): Needs("reviewApprovalRequest", EVERY_FLAG),
+    ("POST", f"{APPROVALS}/{{id}}/apply"): Needs("applyApprovalRequest", EVERY_FLAG),
     ("GET", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): view(),
     ("POST", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): Needs(
         "createSegment", f"{E}:segment/*"
