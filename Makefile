@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install run test lint typecheck unit node-deps browser-deps bench clean
+.PHONY: install run test lint typecheck unit node-deps browser-deps bench fuzz clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -49,6 +49,11 @@ test: lint typecheck unit
 
 bench: install
 	$(VENV)/bin/python -m bench.eval
+
+# The long fuzzing pass over the public decoders (docs/fuzzing.md): MINUTES in total.
+MINUTES ?= 10
+fuzz: install
+	PYTHONPATH=tests $(VENV)/bin/python -m fuzz --minutes $(MINUTES)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build .pytest_cache .mypy_cache .ruff_cache

@@ -24,9 +24,10 @@ POINTER_BUDGET = 100_000
 
 class BodyError(Exception):
     """The body cannot be accepted; `status` is 400 or 413, `message` says why and `field` is
-    the JSON pointer of the offending member, when there is one."""
+    the JSON pointer of the offending member: the empty pointer (the whole body) unless one
+    member is to blame, as the management API names a body that is not JSON."""
 
-    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+    def __init__(self, status: int, message: str, field: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -106,9 +107,8 @@ def too_deep(data: bytes) -> BodyError:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:  # past orjson's own limit of 1024 levels, or numbers it refuses
         return BodyError(400, message, "")
-    return BodyError(
-        400, message, where_too_deep(document, MAX_DOCUMENT_DEPTH, budget=POINTER_BUDGET)
-    )
+    place = where_too_deep(document, MAX_DOCUMENT_DEPTH, budget=POINTER_BUDGET)
+    return BodyError(400, message, "" if place is None else place)
 
 
 _AT = re.compile(r"- at `\$([^`]*)`$")
