@@ -111,7 +111,8 @@ def check_route_action(request: Request, actor: Actor) -> None:
         raise Forbidden("this route declares no action, so no policy can allow it")
     if isinstance(declared, Needs):
         target = resource_text(declared.resource, request.path_params)
-        authorize_accesses(actor, [(declared.action, parse_resource(target))])
+        resource = parse_resource(target)
+        authorize_accesses(actor, [(action, resource) for action in declared.actions])
 
 
 def caller(request: Request, plane: ControlPlane, authorization: str | None) -> Actor:

@@ -15,11 +15,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from flagstaff_server.domain.policy_catalog import METRIC_ACTIONS
+
 
 @dataclass(frozen=True, slots=True)
 class Needs:
     action: str
     resource: str
+    more: tuple[str, ...] = ()
+    """Further actions on the same resource, all needed (a JSON Patch whose fields are not read
+    here needs every update action of its resource)."""
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        return (self.action, *self.more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +55,10 @@ INSIGHTS = f"{API}/insights/{{projectKey}}/{{environmentKey}}"
 FLAG_APPROVALS = f"{SCHEDULED}/approval-requests"
 APPROVALS = f"{API}/approval-requests"
 EVERY_FLAG = "proj/*:env/*:flag/*"
+METRIC = f"{P}:metric/{{metricKey}}"
+EXPERIMENTS = f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/experiments"
+EXPERIMENT = f"{E}:experiment/{{experimentKey}}"
+METRIC_UPDATES = tuple(sorted(METRIC_ACTIONS - {"createMetric", "deleteMetric"}))
 """Where the path does not name the flag (`/approval-requests/{id}`): the action must be allowed
 on every flag, which over-asks rather than under-asks."""
 
@@ -113,6 +126,19 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("DELETE", f"{APPROVALS}/{{id}}"): Needs("deleteApprovalRequest", EVERY_FLAG),
     ("POST", f"{APPROVALS}/{{id}}/reviews"): Needs("reviewApprovalRequest", EVERY_FLAG),
     ("POST", f"{APPROVALS}/{{id}}/apply"): Needs("applyApprovalRequest", EVERY_FLAG),
+    ("GET", f"{API}/metrics/{{projectKey}}"): view(),
+    ("POST", f"{API}/metrics/{{projectKey}}"): Needs("createMetric", f"{P}:metric/*"),
+    ("GET", f"{API}/metrics/{{projectKey}}/{{metricKey}}"): view(),
+    ("PATCH", f"{API}/metrics/{{projectKey}}/{{metricKey}}"): Needs(
+        METRIC_UPDATES[0], METRIC, METRIC_UPDATES[1:]
+    ),
+    ("DELETE", f"{API}/metrics/{{projectKey}}/{{metricKey}}"): Needs("deleteMetric", METRIC),
+    ("GET", EXPERIMENTS): view(),
+    ("POST", EXPERIMENTS): Needs("createExperiment", f"{E}:experiment/*"),
+    ("GET", f"{EXPERIMENTS}/{{experimentKey}}"): view(),
+    ("PATCH", f"{EXPERIMENTS}/{{experimentKey}}"): Needs("updateExperiment", EXPERIMENT),
+    ("POST", f"{EXPERIMENTS}/{{experimentKey}}/iterations"): Needs("updateExperiment", EXPERIMENT),
+    ("GET", f"{EXPERIMENTS}/{{experimentKey}}/metrics/{{metricKey}}/results"): view(),
     ("GET", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): view(),
     ("POST", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): Needs(
         "createSegment", f"{E}:segment/*"
