@@ -43,6 +43,7 @@ from flagstaff_server.ingest.fleet_summary import FleetWatch
 from flagstaff_server.notice import Notice
 from flagstaff_server.regions.epoch_watch import EpochWatch
 from flagstaff_server.regions.region_status import RegionStatus
+from flagstaff_server.services import chat_render
 from flagstaff_server.services.break_glass import record_document
 from flagstaff_server.services.notices import notice_of, record_signed_notice
 from flagstaff_server.services.plane import ControlPlane
@@ -195,6 +196,7 @@ class Flagstaff:
             self.webhook_sender,
             clock=plane.clock,
             policy=policy,
+            render=chat_render.renderer(settings.resolved_public_url),
             # a third of the lease: an attempt begun at the end still ends well within it
             run_budget=timedelta(seconds=settings.worker_lease_seconds / 3),
         )

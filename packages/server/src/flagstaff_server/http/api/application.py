@@ -24,6 +24,7 @@ from flagstaff_server.http.api import (
     flag_triggers,
     flags,
     imports,
+    integrations,
     metrics,
     notices,
     projects,
@@ -79,6 +80,7 @@ def routers() -> Sequence[APIRouter]:
         accounts.router,
         notices.router,
         webhooks.router,
+        integrations.router,
         insight_api.router,
     ]
 

@@ -55,6 +55,10 @@ INSIGHTS = f"{API}/insights/{{projectKey}}/{{environmentKey}}"
 FLAG_APPROVALS = f"{SCHEDULED}/approval-requests"
 APPROVALS = f"{API}/approval-requests"
 EVERY_FLAG = "proj/*:env/*:flag/*"
+INTEGRATIONS = f"{API}/projects/{{projectKey}}/integrations/{{integrationKey}}"
+INTEGRATION = f"{P}:integration/{{id}}"
+"""A project's chat integration: LaunchDarkly names no action for it, so a change asks for the
+webhook action of the same kind on the integration's own resource."""
 METRIC = f"{P}:metric/{{metricKey}}"
 EXPERIMENTS = f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/experiments"
 EXPERIMENT = f"{E}:experiment/{{experimentKey}}"
@@ -181,6 +185,12 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("DELETE", f"{API}/webhooks/{{id}}"): Needs("deleteWebhook", "webhook/{id}"),
     ("GET", f"{API}/webhooks/{{id}}/deliveries"): SIGNED_IN,
     ("GET", f"{API}/webhooks/{{id}}/deliveries/{{deliveryId}}"): SIGNED_IN,
+    ("GET", INTEGRATIONS): view(),
+    ("POST", INTEGRATIONS): Needs("createWebhook", f"{P}:integration/*"),
+    ("GET", f"{INTEGRATIONS}/{{id}}"): view(),
+    ("PATCH", f"{INTEGRATIONS}/{{id}}"): Needs("updateStatements", INTEGRATION),
+    ("DELETE", f"{INTEGRATIONS}/{{id}}"): Needs("deleteWebhook", INTEGRATION),
+    ("GET", f"{INTEGRATIONS}/{{id}}/deliveries"): view(),
     ("GET", f"{INSIGHTS}/flags/{{flagKey}}/evaluations"): view(),
     ("GET", f"{INSIGHTS}/flag-statuses"): view(),
     ("GET", f"{INSIGHTS}/sdk-instances"): view(),
