@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK
 """The `flagstaff` command line: builds the parser from the command modules and runs one command.
 
 Each command module under `flagstaff_server.commands` exposes `register(subparsers)`, adding a
@@ -12,6 +13,8 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+import argcomplete
+
 from flagstaff_server.commands.error import CommandError
 
 # Module names under flagstaff_server.commands; each registers one subcommand.
@@ -25,6 +28,12 @@ COMMANDS: tuple[str, ...] = (
     "relay",
     "dr",
     "killswitch",
+    "login",
+    "flag_work",
+    "segment_work",
+    "project_work",
+    "audit_log",
+    "completion",
 )
 
 
@@ -40,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argcomplete.autocomplete(parser)  # answers only when the shell asks (_ARGCOMPLETE set)
+    args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
