@@ -8,6 +8,7 @@ import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.j
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { evaluationChart } from './chart.js';
 import { variationEditor } from './variation_editor.js';
+import { approvalsSection, needsApproval, requestApproval } from './approvals.js';
 
 const TOTAL = 100000;
 
@@ -315,6 +316,26 @@ export async function render(ctx, rawKey) {
   state.draft = draftOf(flag, app.env);
 
   const conflictBox = h('div', { class: 'conflict', role: 'alert', hidden: true });
+  const approvalBox = h('div', { class: 'notice', role: 'alert', id: 'approval-offer', hidden: true });
+  const approvals = approvalsSection(ctx, key, {
+    canWrite,
+    onApplied: async () => { state.flag = await get(flagUrl); redrawAll(true); },
+  });
+
+  // the environment requires approval (405): the same instructions become a request for it
+  function offerApproval(error, instructions, why) {
+    clear(approvalBox,
+      h('p', {}, error.message),
+      button('Request approval', async () => {
+        try {
+          await requestApproval(ctx, key, instructions, why);
+          approvalBox.hidden = true;
+          notify('Approval requested: a reviewer can approve it below, then it can be applied.', 'success');
+          await approvals.refresh();
+        } catch (failure) { notify(`${failure.message}${failure.path ? ` (at ${failure.path})` : ''}`, 'error'); }
+      }, { class: 'primary', id: 'request-approval' }));
+    approvalBox.hidden = false;
+  }
   const comment = h('input', { autocomplete: 'off', placeholder: 'why (shown in the audit log)' });
   const editorHost = h('div');
   const header = h('div');
@@ -351,7 +372,9 @@ export async function render(ctx, rawKey) {
       redrawAll(false);
       document.getElementById('kill-switch').focus();
     } catch (error) {
-      if (error instanceof ApiError && error.isConflict) {
+      if (needsApproval(error)) {
+        offerApproval(error, [{ kind: on ? 'turnFlagOn' : 'turnFlagOff' }], comment.value);
+      } else if (error instanceof ApiError && error.isConflict) {
         state.flag = await get(flagUrl);
         notify(`The flag changed meanwhile (now version ${state.flag._version}); it is ${state.flag.environments[app.env].on ? 'on' : 'off'}. Try again if you still want that.`, 'error');
         redrawAll(false);
@@ -389,6 +412,7 @@ export async function render(ctx, rawKey) {
       redrawAll(true);
     } catch (error) {
       if (error instanceof ApiError && error.isConflict) return showConflict();
+      if (needsApproval(error)) return offerApproval(error, instructions, comment.value);
       if (error instanceof ApiError && error.status === 400) {
         const where = fieldPath(error.path, sections);
         if (!showFieldError(editorHost, where, error.message)) notify(`${error.message}${error.path ? ` (at ${error.path})` : ''}`, 'error');
@@ -532,13 +556,16 @@ export async function render(ctx, rawKey) {
     readOnlyNote,
     header,
     conflictBox,
+    approvalBox,
     h('section', { 'aria-labelledby': 'targeting-title' }, h('h2', { id: 'targeting-title', class: 'visually-hidden' }, `Targeting in ${app.env}`), form),
+    section(`Approval requests in ${app.env}`, approvals.element),
     section('Compare environments', compareHost),
     section('Evaluations', chartHost),
     h('section', { class: 'card', 'aria-labelledby': 'variations-title' }, h('h2', { id: 'variations-title' }, 'Variations (all environments)'), variations.element),
     h('section', { class: 'card', 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings (all environments)'), settingsHost),
     h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
   redrawAll(false);
+  approvals.refresh().catch((error) => notify(error.message, 'error'));
   clear(settingsHost, settings());
   evaluationChart(chartHost, app.project, app.env, flag);
 }

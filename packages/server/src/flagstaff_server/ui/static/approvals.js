@@ -1,0 +1,75 @@
+// A flag's approval requests in the current environment (docs/workflows.md, "Approval
+// requests"): the list with each request's instructions, reviews and conflicts, and the review
+// (approve, decline), apply and delete buttons; `requestApproval` turns an edit the environment
+// refused with 405 into a request for it.
+import { get, post, del, enc, ApiError } from './api.js';
+import { h, clear, button, time } from './dom.js';
+
+export function requestsUrl(project, key, env) {
+  return `/api/v2/projects/${enc(project)}/flags/${enc(key)}/environments/${enc(env)}/approval-requests`;
+}
+
+export function needsApproval(error) {
+  return error instanceof ApiError && error.status === 405;
+}
+
+export async function requestApproval(ctx, key, instructions, comment) {
+  const { app } = ctx;
+  const description = comment || `Change ${key} in ${app.env}: ${instructions.map((i) => i.kind).join(', ')}`;
+  const body = { description, instructions };
+  if (comment) body.comment = comment;
+  return post(requestsUrl(app.project, key, app.env), body);
+}
+
+function reviewLine(review) {
+  const verb = { approve: 'approved', decline: 'declined', comment: 'commented' }[review.kind];
+  const who = (review._reviewer && review._reviewer.name) || review.memberId;
+  return h('li', {}, `${who} ${verb}`, review.comment ? `: ${review.comment}` : '', ' (', time(review.creationDate), ')');
+}
+
+function requestCard(ctx, item, { base, canWrite, refresh, onApplied }) {
+  const { notify, app } = ctx;
+  const pending = item.status === 'pending';
+  const mine = item.requestorId === app.session.id;
+  async function act(label, run) {
+    try {
+      await run();
+      notify(label, 'success');
+      await refresh();
+    } catch (error) {
+      notify(`${error.message}${error.path ? ` (at ${error.path})` : ''}`, 'error');
+    }
+  }
+  const review = (kind) => act(`Request ${kind === 'approve' ? 'approved' : 'declined'}.`, () => post(`${base}/${enc(item._id)}/reviews`, { kind }));
+  const apply = () => act('Request applied.', async () => {
+    await post(`${base}/${enc(item._id)}/apply`, {});
+    await onApplied();
+  });
+  const remove = () => act('Request deleted.', () => del(`${base}/${enc(item._id)}`));
+  const who = (item._requestor && item._requestor.name) || item.requestorId;
+  return h('li', { class: 'approval', dataset: { id: item._id } },
+    h('p', {}, h('strong', {}, item.description), ' — ', `${who}, `, time(item.creationDate)),
+    h('p', {}, `Status: ${item.status}; review: ${item.reviewStatus}`, item.executionDate ? ['; runs at ', time(item.executionDate)] : ''),
+    h('pre', { class: 'instructions' }, JSON.stringify(item.instructions, null, 2)),
+    item.conflicts.length ? h('ul', { class: 'notice', role: 'note' }, item.conflicts.map((c) => h('li', {}, `Conflict: ${c.reason}`))) : null,
+    item.allReviews.length ? h('ul', {}, item.allReviews.map(reviewLine)) : null,
+    pending && canWrite ? h('div', { class: 'actions' },
+      mine ? null : button('Approve', () => review('approve'), { class: 'primary' }),
+      mine ? null : button('Decline', () => review('decline')),
+      button('Apply', apply, { disabled: item.reviewStatus !== 'approved' }),
+      button('Delete request', remove, { class: 'danger' })) : null);
+}
+
+export function approvalsSection(ctx, key, { canWrite, onApplied }) {
+  const { app } = ctx;
+  const base = requestsUrl(app.project, key, app.env);
+  const host = h('div', { id: 'approval-requests' });
+  async function refresh() {
+    const answer = await get(base);
+    const items = answer.items;
+    clear(host, items.length
+      ? h('ul', { class: 'approvals' }, items.map((item) => requestCard(ctx, item, { base, canWrite, refresh, onApplied })))
+      : h('p', { class: 'muted' }, `No approval requests for this flag in ${app.env}.`));
+  }
+  return { element: host, refresh };
+}
