@@ -207,3 +207,22 @@ def test_completion_prints_shell_code_and_completes_commands(cli: Cli, tmp_path:
     }
     subprocess.run(flagstaff_command(), env=environment, timeout=60, check=True)
     assert answer.read_text().split() == ["delete"]
+
+
+def test_migrate_refuses_bad_sources_in_one_line(cli: Cli) -> None:
+    common = ("migrate", "launchdarkly", "--source-token", TOKEN)
+    assert "--source-url" in cli.fails(2, *common, "--source-url", "ftp://nowhere")
+    closed = f"http://127.0.0.1:{free_port()}"
+    assert "cannot reach" in cli.fails(3, *common, "--source-url", closed)
+    missing = cli.fails(1, *common, "--source-url", cli.url, "--project", "nope")
+    assert "no such project" in missing
+    wrong = cli.fails(1, "migrate", "launchdarkly", "--source-url", cli.url, "--source-token", "x")
+    assert "rejected the access token" in wrong
+
+
+def test_migrating_a_server_into_itself_changes_nothing(cli: Cli) -> None:
+    assert cli.run("flags", "create", "-p", "shop", "banner")[0] == 0
+    assert cli.run("segments", "create", "-p", "shop", "-e", "test", "vip")[0] == 0
+    report = cli.json("migrate", "launchdarkly", "--source-url", cli.url, "--source-token", TOKEN)
+    assert report["changes"] == 0, report["log"]
+    assert report["unchanged"] == 3  # banner in two environments, vip in one

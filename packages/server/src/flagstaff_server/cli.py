@@ -34,6 +34,7 @@ COMMANDS: tuple[str, ...] = (
     "project_work",
     "audit_log",
     "completion",
+    "migrate",
 )
 
 

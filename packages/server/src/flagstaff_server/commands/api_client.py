@@ -38,6 +38,14 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class ApiRefused(CommandError):
+    """The API answered with an error status (exit code 1)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message, exit_code=ExitCode.REFUSED)
+        self.status = status
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Target:
     url: str
@@ -94,7 +102,7 @@ def request(
             exit_code=ExitCode.UNREACHABLE,
         ) from exc
     if not response.is_success:
-        raise CommandError(one_line(describe_failure(response)), exit_code=ExitCode.REFUSED)
+        raise ApiRefused(one_line(describe_failure(response)), status=response.status_code)
     if not response.content:
         return None
     try:
