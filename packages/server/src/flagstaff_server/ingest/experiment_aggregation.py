@@ -9,6 +9,13 @@ or after that exposure (and not after the iteration's end). Its value is 1/0 for
 metric (any event / none), the sum of its values for a `sum` metric, their mean for an
 `average` metric; an exposed unit without events is 0 (so `n` is every exposed unit). Per
 variation: n, Σx, Σx², and Σ of the raw event values.
+
+One pass, no join: the unit's exposures and its events form one stream, partitioned by
+context key and ordered exposures first, by time (a window: each row learns its unit's first
+exposure time and variation), then grouped per unit and per variation; both engines sort once.
+Joins of events to the units (either side outside) ran as nested loops on SQLite, which did not
+index the materialised units: 77 s for 20,000 units and 200,000 events, against 0.1 s for pandas
+(bench/experiments).
 """
 
 from __future__ import annotations
@@ -54,36 +61,38 @@ def unit_value_sql(query: MetricQuery) -> str:
 
 
 STATEMENT = """
-WITH ranked AS (
-    SELECT context_key, variation, first_ms,
-           ROW_NUMBER() OVER (PARTITION BY context_key ORDER BY first_ms, variation) AS rank
+WITH stream AS (
+    SELECT context_key, first_ms AS at, variation, 1 AS exposure, NULL AS value
     FROM experiment_exposures
     WHERE project = :project AND environment = :environment AND flag_key = :flag
-      AND flag_version BETWEEN :first_version AND :last_version
-      AND context_kind = :kind
+      AND flag_version BETWEEN :first_version AND :last_version AND context_kind = :kind
+    UNION ALL
+    SELECT context_key, created_ms, NULL, 0, metric_value
+    FROM ingest_custom_events
+    WHERE project = :project AND environment = :environment AND key = :event
+      AND created_ms <= :end_ms
 ),
-units AS (
-    SELECT context_key, variation, first_ms FROM ranked WHERE rank = 1
+marked AS (
+    SELECT context_key, at, exposure, value,
+           FIRST_VALUE(exposure) OVER unit AS exposed,
+           FIRST_VALUE(at) OVER unit AS exposed_at,
+           FIRST_VALUE(variation) OVER unit AS treatment
+    FROM stream
+    WINDOW unit AS (PARTITION BY context_key ORDER BY exposure DESC, at, variation)
 ),
 per_unit AS (
-    SELECT u.context_key AS context_key,
-           COUNT(c.id) AS events,
-           COUNT(c.metric_value) AS valued,
-           SUM(c.metric_value) AS total
-    FROM units u
-    JOIN ingest_custom_events c
-      ON c.context_key = u.context_key AND c.created_ms >= u.first_ms
-    WHERE c.project = :project AND c.environment = :environment AND c.key = :event
-      AND c.created_ms <= :end_ms
-    GROUP BY u.context_key
-),
-valued AS (
-    SELECT u.variation AS variation, {value} AS x, COALESCE(e.total, 0.0) AS raw
-    FROM units u LEFT JOIN per_unit e ON e.context_key = u.context_key
+    SELECT MAX(treatment) AS variation,
+           SUM(CASE WHEN exposure = 0 AND at >= exposed_at THEN 1 ELSE 0 END) AS events,
+           SUM(CASE WHEN exposure = 0 AND at >= exposed_at AND value IS NOT NULL
+                    THEN 1 ELSE 0 END) AS valued,
+           SUM(CASE WHEN exposure = 0 AND at >= exposed_at THEN value END) AS total
+    FROM marked WHERE exposed = 1 GROUP BY context_key
 )
 SELECT variation, COUNT(*), COALESCE(SUM(x), 0.0), COALESCE(SUM(x * x), 0.0),
        COALESCE(SUM(raw), 0.0)
-FROM valued GROUP BY variation ORDER BY variation
+FROM (SELECT e.variation AS variation, {value} AS x, COALESCE(e.total, 0.0) AS raw
+      FROM per_unit e) AS valued
+GROUP BY variation ORDER BY variation
 """
 
 
