@@ -24,13 +24,17 @@ from flagstaff_server.services.access import (
 )
 from flagstaff_server.services.accounts import ACCOUNT_ACTOR_PREFIX, actor_of
 from flagstaff_server.services.password import decoy_hash, verify_password
-from flagstaff_server.services.plane import ControlPlane
+from flagstaff_server.services.plane import ControlPlane, Transaction
 from flagstaff_server.services.ports import SessionRecord, UnitOfWork
 
 # A session ends this long after sign-in, whatever happens in between.
 SESSION_LIFETIME = timedelta(hours=12)
 TOKEN_SUBJECT_PREFIX = "token:"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Who a failed sign-in is filed under in the audit log: nobody was recognised.
+ANONYMOUS = Actor(token_id="anonymous", name="(not signed in)", role="reader")
+SIGN_IN = "signIn"
+FAILED_SIGN_IN = "signInFailed"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,11 +47,44 @@ class SignedIn:
     lifetime: timedelta
 
 
-def start_session(plane: ControlPlane, subject: str, actor: Actor) -> SignedIn:
+def sign_in_resource(subject: str) -> str:
+    """`account/<id>` or `token/<id>`, as the other audit entries of accounts and tokens."""
+    if subject.startswith(ACCOUNT_ACTOR_PREFIX):
+        return f"account/{subject.removeprefix(ACCOUNT_ACTOR_PREFIX)}"
+    return f"token/{subject.removeprefix(TOKEN_SUBJECT_PREFIX)}"
+
+
+def record_failed_sign_in(
+    plane: ControlPlane, *, method: str, email: str | None, client: str | None
+) -> None:
+    """An audit entry for a refused sign-in: what was tried, from where (never the secret)."""
+    with plane.store.unit_of_work() as uow:
+        Transaction(uow=uow, actor=ANONYMOUS, now=plane.clock()).audit(
+            kind="account",
+            resource="account/*",
+            action=FAILED_SIGN_IN,
+            after={"method": method, "email": email, "client": client},
+        )
+
+
+def start_session(
+    plane: ControlPlane, subject: str, actor: Actor, *, client: str | None = None
+) -> SignedIn:
+    """A new session, recorded in the audit log as a sign-in by `actor`. Like the session it is
+    written without the epoch check of `plane.write`: signing in changes no flag data."""
     cookie = secrets.token_urlsafe(32)
     csrf_token = secrets.token_urlsafe(24)
     now = plane.clock()
     with plane.store.unit_of_work() as uow:
+        Transaction(uow=uow, actor=actor, now=now).audit(
+            kind="account",
+            resource=sign_in_resource(subject),
+            action=SIGN_IN,
+            after={
+                "method": "password" if subject.startswith(ACCOUNT_ACTOR_PREFIX) else "token",
+                "client": client,
+            },
+        )
         uow.sessions.delete_expired(now)
         uow.sessions.add(
             SessionRecord(
@@ -75,9 +112,11 @@ def sign_in_with_password(
         verify_password(password, decoy_hash())
     if record is None or not verify_password(password, record.password_hash):
         throttle.record_failure(email=email, client=client, now=plane.clock())
+        record_failed_sign_in(plane, method="password", email=email, client=client)
         raise Unauthorized("wrong email or password")
     throttle.record_success(email=email)
-    return start_session(plane, f"{ACCOUNT_ACTOR_PREFIX}{record.id}", actor_of(record))
+    subject = f"{ACCOUNT_ACTOR_PREFIX}{record.id}"
+    return start_session(plane, subject, actor_of(record), client=client)
 
 
 def sign_in_with_token(plane: ControlPlane, token: str, *, client: str | None = None) -> SignedIn:
@@ -90,8 +129,10 @@ def sign_in_with_token(plane: ControlPlane, token: str, *, client: str | None = 
             actor = authenticate(uow, token, admin_token=plane.admin_token)
     except Unauthorized:
         throttle.record_failure(email=None, client=client, now=plane.clock())
+        record_failed_sign_in(plane, method="token", email=None, client=client)
         raise
-    return start_session(plane, f"{TOKEN_SUBJECT_PREFIX}{actor.token_id}", actor)
+    subject = f"{TOKEN_SUBJECT_PREFIX}{actor.token_id}"
+    return start_session(plane, subject, actor, client=client)
 
 
 def subject_actor(uow: UnitOfWork, subject: str, *, admin_token: str | None) -> Actor:
