@@ -5,6 +5,7 @@ checked."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from alembic import command
@@ -20,6 +21,10 @@ VERSION_TABLE = "flagstaff_schema_version"
 SCRIPT_LOCATION = Path(__file__).with_name("migrations")
 # An arbitrary constant naming Flagstaff's advisory lock on PostgreSQL.
 _MIGRATION_LOCK_ID = 0x466C6167
+# Alembic's `op` and `context` are module-wide proxies, set for one run at a time: two upgrades in
+# one process (two in-process servers, or a store and an analytics store opened at once) must not
+# overlap, or one finds the other's proxy gone. Taken before any database lock, never inside one.
+_ALEMBIC_PROXIES = threading.Lock()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
@@ -55,7 +60,7 @@ def _script_head() -> str | None:
 def upgrade_chain(engine: Engine, script_location: Path, lock_id: int, revision: str) -> None:
     """Run the Alembic chain at `script_location` up to `revision` in one transaction, behind
     the database-wide lock `lock_id` (its version table is named in the chain's env.py)."""
-    with engine.begin() as connection:
+    with _ALEMBIC_PROXIES, engine.begin() as connection:
         _lock(connection, lock_id)
         config = Config()
         config.set_main_option("script_location", str(script_location))
