@@ -1,0 +1,229 @@
+"""Lightweight protocol clients, many per event loop: FDv1 and FDv2 streaming and polling
+server-side clients and client-side (`/eval`) streams, each holding what it was last sent of
+the probe flag, reconnecting with jittered backoff and honouring `Retry-After`, as SDKs do.
+They keep their last data through any failure, as SDKs keep theirs.
+
+It speaks the wire protocols only; what a client holds is judged in `recorder`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import random
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+import orjson
+
+from flagstaff_server.gameday.timeline import Holding
+from flagstaff_server.gameday.topology import CONTEXT, PROBE_FLAG
+
+Kind = Literal["fdv1-stream", "fdv1-poll", "fdv2-stream", "fdv2-poll", "client-stream"]
+KINDS: tuple[Kind, ...] = ("fdv1-stream", "fdv2-stream", "client-stream", "fdv1-poll", "fdv2-poll")
+STREAMING: frozenset[str] = frozenset({"fdv1-stream", "fdv2-stream", "client-stream"})
+
+
+@dataclass
+class ClientView:
+    """What one client holds and has been through."""
+
+    name: str
+    kind: str
+    region: str
+    value: str | None = None
+    connected: bool = False
+    errors: int = 0
+    sheds: int = 0
+    holding: Holding = field(default_factory=Holding)
+
+    def hold(self, value: str | None) -> None:
+        self.value = value
+        self.holding.hold(time.monotonic(), value)
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    poll_seconds: float = 1.0
+    read_timeout: float = 5.0
+    """No byte for this long on a stream (nodes send heartbeats every second) ends it."""
+    initial_backoff: float = 0.2
+    max_backoff: float = 2.0
+    max_retry_after: float = 5.0
+
+
+def served_value(flag: Any) -> str | None:
+    """What a flag with no targeting serves everyone: its fallthrough variation when on, its
+    off variation when off (the probe flag's shape)."""
+    if not isinstance(flag, dict):
+        return None
+    variations = flag.get("variations") or []
+    if flag.get("on"):
+        index = (flag.get("fallthrough") or {}).get("variation")
+    else:
+        index = flag.get("offVariation")
+    if isinstance(index, int) and 0 <= index < len(variations):
+        return str(variations[index])
+    return None
+
+
+def context_path() -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(CONTEXT)).decode().rstrip("=")
+
+
+class ProtocolClient:
+    """One client of `kind` against `base_url`; `run` until cancelled."""
+
+    def __init__(
+        self,
+        view: ClientView,
+        *,
+        http: httpx.AsyncClient,
+        base_url: str,
+        sdk_key: str,
+        client_side_id: str,
+        tuning: Tuning,
+        rng: random.Random,
+    ) -> None:
+        self.view = view
+        self.http = http
+        self.base_url = base_url
+        self.sdk_key = sdk_key
+        self.client_side_id = client_side_id
+        self.tuning = tuning
+        self.rng = rng
+        self._etag: str | None = None
+        self._failures = 0
+
+    async def run(self) -> None:
+        poll = self.view.kind.endswith("poll")
+        # clients of a fleet do not all start in the same instant
+        await asyncio.sleep(self.rng.uniform(0, self.tuning.poll_seconds))
+        while True:
+            wait = await (self._poll_once() if poll else self._stream_once())
+            if wait is None:
+                self._failures = 0
+                wait = self.tuning.poll_seconds if poll else 0.0
+            await asyncio.sleep(wait)
+
+    def _backoff(self) -> float:
+        self._failures += 1
+        base = min(
+            self.tuning.max_backoff,
+            self.tuning.initial_backoff * 2.0 ** min(self._failures - 1, 16),
+        )
+        return base * (1 - self.rng.uniform(0, 0.5))
+
+    def _failed(self, response: httpx.Response | None) -> float:
+        """Count a failure; the wait before the next attempt."""
+        self.view.connected = False
+        if response is not None and response.status_code in (429, 503):
+            retry_after = response.headers.get("retry-after")
+            if retry_after is not None:
+                self.view.sheds += 1
+                try:
+                    delay = min(self.tuning.max_retry_after, float(retry_after))
+                    return delay + self.rng.uniform(0, 0.5)
+                except ValueError:
+                    pass
+        self.view.errors += 1
+        return self._backoff()
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": self.sdk_key, "User-Agent": "FlagstaffGameDay/1"}
+
+    # polling -------------------------------------------------------------------------------
+
+    async def _poll_once(self) -> float | None:
+        path = "/sdk/latest-all" if self.view.kind == "fdv1-poll" else "/sdk/poll"
+        headers = self._headers()
+        if self._etag:
+            headers["If-None-Match"] = self._etag
+        try:
+            response = await self.http.get(
+                f"{self.base_url}{path}", headers=headers, timeout=self.tuning.read_timeout
+            )
+        except httpx.HTTPError:
+            return self._failed(None)
+        if response.status_code == 304:
+            self.view.connected = True
+            return None
+        if response.status_code != 200:
+            return self._failed(response)
+        self._etag = response.headers.get("etag")
+        body = response.json()
+        if self.view.kind == "fdv1-poll":
+            flag = body.get("flags", {}).get(PROBE_FLAG)
+        else:
+            flag = None
+            for event in body.get("events", []):
+                data = event.get("data") or {}
+                if event.get("event") == "put-object" and data.get("key") == PROBE_FLAG:
+                    flag = data.get("object")
+        self.view.connected = True
+        if flag is not None:
+            self.view.hold(served_value(flag))
+        return None
+
+    # streaming -----------------------------------------------------------------------------
+
+    def _stream_target(self) -> tuple[str, dict[str, str]]:
+        if self.view.kind == "client-stream":
+            url = f"{self.base_url}/eval/{self.client_side_id}/{context_path()}"
+            return url, {"User-Agent": "FlagstaffGameDay/1"}
+        path = "/all" if self.view.kind == "fdv1-stream" else "/sdk/stream"
+        return f"{self.base_url}{path}", self._headers()
+
+    async def _stream_once(self) -> float | None:
+        url, headers = self._stream_target()
+        timeout = httpx.Timeout(self.tuning.read_timeout)
+        try:
+            async with self.http.stream("GET", url, headers=headers, timeout=timeout) as response:
+                if response.status_code != 200:
+                    await response.aread()
+                    return self._failed(response)
+                self.view.connected = True
+                pending: dict[str, Any] = {}
+                async for name, data in _events(response.aiter_lines()):
+                    self._apply(name, data, pending)
+                    self._failures = 0
+        except (httpx.HTTPError, ValueError):
+            return self._failed(None)
+        # the server ended the stream (a shed, a restart): reconnect after a short backoff
+        self.view.connected = False
+        self.view.errors += 1
+        return self._backoff()
+
+    def _apply(self, name: str, data: Any, pending: dict[str, Any]) -> None:
+        kind = self.view.kind
+        if kind == "fdv1-stream":
+            if name == "put":
+                self.view.hold(served_value(data["data"]["flags"].get(PROBE_FLAG)))
+            elif name == "patch" and data.get("path") == f"/flags/{PROBE_FLAG}":
+                self.view.hold(served_value(data.get("data")))
+        elif kind == "fdv2-stream":
+            if name == "put-object" and data.get("key") == PROBE_FLAG:
+                pending["flag"] = data.get("object")
+            elif name == "payload-transferred" and "flag" in pending:
+                self.view.hold(served_value(pending.pop("flag")))
+        elif name == "put" and PROBE_FLAG in data:
+            self.view.hold(str(data[PROBE_FLAG].get("value")))
+        elif name == "patch" and data.get("key") == PROBE_FLAG:
+            self.view.hold(str(data.get("value")))
+
+
+async def _events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, Any]]:
+    """SSE events as (name, parsed data); comments (heartbeats) are skipped."""
+    name, data = "", ""
+    async for line in lines:
+        if line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data += line[5:].strip()
+        elif not line and name:
+            yield name, json.loads(data) if data else None
+            name, data = "", ""

@@ -1,0 +1,226 @@
+"""Runs one game day: starts the topology, the fleets (protocol clients in both regions, the real
+SDKs, the event senders) and the change driver, plays the scenario's phases while sampling,
+then drains the events, counts them in the analytics store, checks and writes the report.
+SIGINT (Ctrl-C) ends the phases early; the report of what ran is still written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import random
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+
+from flagstaff_server.gameday.display import Progress
+from flagstaff_server.gameday.event_fleet import EventLedger, EventSender, count_stored
+from flagstaff_server.gameday.fleet import KINDS, ClientView, ProtocolClient, Tuning
+from flagstaff_server.gameday.real_sdks import RealSdk, flagstaff_sdk, official_sdk
+from flagstaff_server.gameday.recorder import Recorder
+from flagstaff_server.gameday.report import NodeFigures, PhaseSpan, figures
+from flagstaff_server.gameday.report_page import print_summary, write_report
+from flagstaff_server.gameday.scenario import Drill, Scenario
+from flagstaff_server.gameday.timeline import Timeline
+from flagstaff_server.gameday.topology import Topology
+
+TICK_SECONDS = 0.5
+WARM_UP_SECONDS = 60.0
+DRAIN_SECONDS = 30.0
+COUNT_SECONDS = 30.0
+EDIT_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    clients: int
+    duration: float
+    report_dir: Path
+    seed: int
+    work_dir: Path
+
+
+def run_gameday(scenario: Scenario, options: Options, console: Console) -> dict[str, Any]:
+    console.print(f"starting the two-region topology in {options.work_dir} ...")
+    topology = Topology.start(options.work_dir)
+    try:
+        report = asyncio.run(_run(scenario, options, topology, console))
+    finally:
+        topology.close()
+    paths = write_report(report, options.report_dir)
+    print_summary(report, console, paths)
+    return report
+
+
+async def _run(
+    scenario: Scenario, options: Options, topology: Topology, console: Console
+) -> dict[str, Any]:
+    rng = random.Random(options.seed)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+    timeline = Timeline()
+    timeline.record(time.monotonic(), "v0")
+    views = [
+        ClientView(name=f"c{i}", kind=KINDS[i % len(KINDS)], region="ab"[(i // len(KINDS)) % 2])
+        for i in range(options.clients)
+    ]
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=options.clients + 16)
+    ledger = EventLedger()
+    async with httpx.AsyncClient(limits=limits, verify=False) as http:
+        regions = {"a": topology.a, "b": topology.b}
+        tasks = [
+            asyncio.create_task(
+                ProtocolClient(
+                    view,
+                    http=http,
+                    base_url=regions[view.region].delivery_url,
+                    sdk_key=topology.keys.sdk_key,
+                    client_side_id=topology.keys.client_side_id,
+                    tuning=Tuning(),
+                    rng=random.Random(rng.random()),
+                ).run()
+            )
+            for view in views
+        ]
+        sdks: list[RealSdk] = [await asyncio.to_thread(flagstaff_sdk, topology)]
+        official = await asyncio.to_thread(official_sdk, topology)
+        if official is not None:
+            sdks.append(official)
+        all_views = [*views, *(sdk.view for sdk in sdks)]
+        numbers = itertools.count(1)
+        senders = [
+            EventSender(
+                http=http,
+                urls=[topology.a.ingest_url, topology.b.ingest_url][:: 1 if i % 2 == 0 else -1],
+                sdk_key=topology.keys.sdk_key,
+                ledger=ledger,
+                numbers=numbers,
+            )
+            for i in range(max(2, options.clients // 100))
+        ]
+        drain_until = [float("inf")]
+        sender_tasks = [asyncio.create_task(s.run(drain_until)) for s in senders]
+        drill = Drill(topology=topology, timeline=timeline, views=all_views)
+        recorder = Recorder(
+            started=drill.started, timeline=timeline, views=all_views, ledger=ledger
+        )
+        try:
+            spans, interrupted = await _play(
+                scenario, options, drill, recorder, sdks, stop, console
+            )
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for sdk in sdks:
+                await asyncio.to_thread(sdk.close)
+        for sender in senders:
+            sender.generating = False
+        drain_until[0] = time.monotonic() + DRAIN_SECONDS
+        await asyncio.gather(*sender_tasks, return_exceptions=True)
+        events = await _count_events(topology, ledger)
+    report = figures(
+        scenario=scenario.name,
+        clients=len(all_views),
+        duration_s=drill.now(),
+        seed=options.seed,
+        recorder=recorder,
+        recovery_s=recorder.recovery_seconds(drill.fault_ended),
+        events=events,
+        nodes=[
+            NodeFigures(
+                n.name, n.usage.peak_rss_bytes, n.usage.peak_cpu_percent, n.usage.cpu_seconds
+            )
+            for n in topology.nodes()
+        ],
+        phases=spans,
+        interrupted=interrupted,
+    )
+    checks = [] if interrupted else scenario.checks(report, drill)
+    report["checks"] = [c.to_json() for c in checks]
+    report["passed"] = bool(checks) and all(c.passed for c in checks)
+    return report
+
+
+async def _play(
+    scenario: Scenario,
+    options: Options,
+    drill: Drill,
+    recorder: Recorder,
+    sdks: list[RealSdk],
+    stop: asyncio.Event,
+    console: Console,
+) -> tuple[list[PhaseSpan], bool]:
+    spans: list[PhaseSpan] = []
+    with Progress(console, scenario.name, options.duration) as progress:
+
+        async def sample(phase: str) -> None:
+            for sdk in sdks:
+                sdk.sample()
+            for node in drill.topology.nodes():
+                node.sample()
+            progress.update(recorder.sample(time.monotonic(), phase))
+
+        # warm-up: every client holds data before the first phase (not part of the figures)
+        ends = time.monotonic() + WARM_UP_SECONDS
+        while not stop.is_set() and time.monotonic() < ends:
+            for sdk in sdks:
+                sdk.sample()
+            if all(v.value is not None for v in drill.views):
+                break
+            await asyncio.sleep(0.1)
+        recorder.samples.clear()
+        recorder.staleness_ms.clear()
+        drill.started = recorder.started = time.monotonic()
+        for phase in scenario.phases:
+            if stop.is_set():
+                break
+            start = drill.now()
+            before = {v.name for v in drill.views if v.value is not None}
+            await phase.action(drill)
+            if drill.fault_began is not None and recorder.fault_began is None:
+                recorder.mark_fault(time.monotonic(), before)
+            # the phase's time counts from the end of its action (a restart takes seconds)
+            ends = time.monotonic() + phase.share * options.duration
+            next_edit = time.monotonic()
+            while not stop.is_set() and time.monotonic() < ends:
+                if drill.driving and time.monotonic() >= next_edit:
+                    next_edit = time.monotonic() + EDIT_SECONDS
+                    await drill.edit()
+                await sample(phase.name)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), TICK_SECONDS)
+            spans.append(PhaseSpan(phase.name, start, drill.now()))
+        if stop.is_set():
+            progress.note("interrupted: writing the report of what ran")
+    return spans, stop.is_set()
+
+
+async def _count_events(topology: Topology, ledger: EventLedger) -> dict[str, int]:
+    """Wait (bounded) until the analytics store holds every acknowledged event, then count."""
+    ends = time.monotonic() + COUNT_SECONDS
+    counted = None
+    while time.monotonic() < ends:
+        try:
+            counted = await asyncio.to_thread(count_stored, topology.analytics.url, ledger)
+        except Exception:  # the store (or its table) is not there yet
+            counted = None
+        if counted is not None and counted.lost == 0:
+            break
+        await asyncio.sleep(0.5)
+    acknowledged = len(ledger.acknowledged)
+    return {
+        "sent": ledger.sent,
+        "acknowledged": acknowledged,
+        "lost": acknowledged if counted is None else counted.lost,
+        "duplicated": 0 if counted is None else counted.duplicated,
+        "unacknowledged": ledger.sent - acknowledged,
+    }

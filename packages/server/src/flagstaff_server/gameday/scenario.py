@@ -1,0 +1,109 @@
+"""What a game-day scenario is: named phases (each a share of the run's duration) with an
+action at the start of each, run against a live topology, and the checks its report must pass.
+`Drill` is what an action gets: the topology, the change driver, the timeline and a place for
+the scenario's own measurements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flagstaff_server.gameday.fleet import ClientView
+from flagstaff_server.gameday.timeline import Timeline
+from flagstaff_server.gameday.topology import KILLED, Topology, set_probe_value
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    passed: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+
+@dataclass
+class Drill:
+    """The live state a scenario's actions work on."""
+
+    topology: Topology
+    timeline: Timeline
+    views: list[ClientView]
+    driving: bool = True
+    """Whether the change driver edits the probe flag (paused while an override holds it)."""
+    edits_accepted: int = 0
+    edits_refused: int = 0
+    value_number: int = 0
+    notes: dict[str, Any] = field(default_factory=dict)
+    fault_began: float | None = None
+    fault_ended: float | None = None
+    """Seconds since the start, set by actions (`begin_fault`, `end_fault`)."""
+    started: float = field(default_factory=time.monotonic)
+
+    def now(self) -> float:
+        return time.monotonic() - self.started
+
+    def begin_fault(self) -> None:
+        self.fault_began = self.now()
+
+    def end_fault(self) -> None:
+        self.fault_ended = self.now()
+
+    async def edit(self) -> bool:
+        """One change driver edit: variation 0 serves the next `v<n>`."""
+        value = f"v{self.value_number + 1}"
+        asked = time.monotonic()
+        with self.topology.api() as api:
+            done = await asyncio.to_thread(set_probe_value, api, value)
+        if done:
+            self.value_number += 1
+            self.timeline.record(asked, value)
+            self.edits_accepted += 1
+        else:
+            self.edits_refused += 1
+        return done
+
+    async def kill_probe(self) -> dict[str, bool]:
+        """The emergency kill through the break-glass path (no API, no database)."""
+        self.driving = False
+        self.timeline.record(time.monotonic(), KILLED)
+        return await asyncio.to_thread(self.topology.break_glass)
+
+    async def clear_kill(self) -> dict[str, bool]:
+        """End the override: the flag serves what it was last set to, and edits resume."""
+        self.timeline.record(time.monotonic(), f"v{self.value_number}")
+        accepted = await asyncio.to_thread(self.topology.break_glass, clear=True)
+        self.driving = True
+        return accepted
+
+    def holding_at_end_of(self, value: str, phase_end: float) -> int:
+        """How many clients held `value` at `phase_end` (monotonic)."""
+        return sum(v.holding.held_at(phase_end) == value for v in self.views)
+
+
+Action = Callable[[Drill], Awaitable[None]]
+
+
+async def nothing(_drill: Drill) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    name: str
+    share: float
+    """Of the run's duration."""
+    action: Action = nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    summary: str
+    phases: tuple[Phase, ...]
+    checks: Callable[[Mapping[str, Any], Drill], list[Check]]

@@ -1,0 +1,11 @@
+"""The game-day scenarios, one module each, in the order of the incident's phases they replay;
+`SCENARIOS` maps each name to its definition."""
+
+from __future__ import annotations
+
+from flagstaff_server.gameday.scenario import Scenario
+from flagstaff_server.gameday.scenarios import control_plane_down
+
+SCENARIOS: dict[str, Scenario] = {
+    scenario.name: scenario for scenario in (control_plane_down.SCENARIO,)
+}

@@ -1,0 +1,103 @@
+"""The truth a game day measures clients against: when the probe flag's served value changed
+(`Timeline`), and what each client held when (`Holding`). From them: how stale a client is
+at an instant, and how long each change took to reach it.
+
+Pure: times are seconds on one monotonic clock, handed in.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Timeline:
+    """Changes of the expected value, in time order: `(t, value)`; `t` is when the change was
+    asked for (before the request), so propagation includes the whole write path."""
+
+    changes: list[tuple[float, str]] = field(default_factory=list)
+
+    def record(self, t: float, value: str) -> None:
+        self.changes.append((t, value))
+
+    def current(self) -> str | None:
+        return self.changes[-1][1] if self.changes else None
+
+    def expected_at(self, t: float) -> str | None:
+        i = bisect.bisect_right([c[0] for c in self.changes], t)
+        return self.changes[i - 1][1] if i else None
+
+    def staleness(self, held: str | None, now: float) -> float | None:
+        """Seconds since `held` stopped being the expected value (0 while it is); None for a
+        client holding nothing (it serves defaults: counted in availability, not here)."""
+        if held is None or not self.changes:
+            return None
+        if self.changes[-1][1] == held:
+            return 0.0
+        for index in range(len(self.changes) - 1, -1, -1):
+            if self.changes[index][1] == held:
+                return max(0.0, now - self.changes[index + 1][0])
+        return max(0.0, now - self.changes[0][0])
+
+
+@dataclass
+class Holding:
+    """What one client held over time: `(t, value)` at each change of what it serves."""
+
+    transitions: list[tuple[float, str | None]] = field(default_factory=list)
+
+    def hold(self, t: float, value: str | None) -> None:
+        if not self.transitions or self.transitions[-1][1] != value:
+            self.transitions.append((t, value))
+
+    def held_at(self, t: float) -> str | None:
+        value: str | None = None
+        for when, each in self.transitions:
+            if when > t:
+                break
+            value = each
+        return value
+
+
+def propagation_delays(timeline: Timeline, holding: Holding) -> list[float]:
+    """For each change the client came to hold before the next change, how long after it was
+    asked for the client held it (0 when it already did)."""
+    delays: list[float] = []
+    changes = timeline.changes
+    for index, (asked, value) in enumerate(changes):
+        until = changes[index + 1][0] if index + 1 < len(changes) else float("inf")
+        if holding.held_at(asked) == value:
+            delays.append(0.0)
+            continue
+        for when, held in holding.transitions:
+            if asked <= when < until and held == value:
+                delays.append(when - asked)
+                break
+    return delays
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile (`share` in [0, 1]) of `values`; 0 when empty."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1))
+    return ordered[rank]
+
+
+def caught_up_at(timeline: Timeline, holding: Holding, since: float) -> float | None:
+    """When the client first held the value expected at `since` or a newer one (`since` itself
+    when it already did); None when it never did. Later edits keep moving the expected value,
+    so "current at some instant" is not asked for: catching up with the state at `since` is."""
+    wanted = {value for t, value in timeline.changes if t >= since}
+    expected = timeline.expected_at(since)
+    if expected is not None:
+        wanted.add(expected)
+    if holding.held_at(since) in wanted:
+        return since
+    for when, value in holding.transitions:
+        if when >= since and value in wanted:
+            return when
+    return None

@@ -1,0 +1,49 @@
+"""Running `flagstaff gameday` as a user does (a real process, its own topology of real
+processes) at a small size, and reading the report it wrote. Skips locally (fails in CI) when
+PostgreSQL's server binaries are missing. Asserts nothing about the scenario itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from flagstaff_server.regions.postgres_cluster import ClusterError, PostgresBinaries, run_as_user
+from support.prerequisites import missing_prerequisite
+from support.processes import flagstaff_command, user_environment
+
+RUN_SECONDS = 280
+"""A bound on a whole small run (topology start, phases, drain) on a loaded two-core machine."""
+
+
+def run_gameday(
+    tmp_path: Path, scenario: str, *, clients: int = 10, duration: float = 12.0
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """The finished command and its report.json."""
+    try:
+        PostgresBinaries.find()
+        run_as_user()
+    except ClusterError as exc:
+        missing_prerequisite(str(exc))
+    report = tmp_path / "report"
+    done = subprocess.run(
+        [
+            *flagstaff_command(),
+            *("gameday", scenario, "--clients", str(clients), "--duration", str(duration)),
+            *("--report", str(report), "--seed", "7", "--work-dir", str(tmp_path / "work")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+        env=user_environment(),
+    )
+    path = report / "report.json"
+    assert path.exists(), done.stdout + done.stderr
+    body: dict[str, Any] = json.loads(path.read_text())
+    return done, body
+
+
+def failed_checks(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [check for check in report["checks"] if not check["passed"]]
