@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--duration must be between 3 and 86400 seconds", exit_code=2)
     from rich.console import Console
 
+    from flagstaff_server.gameday.node import NodeError
     from flagstaff_server.gameday.runner import Options, run_gameday
     from flagstaff_server.regions.postgres_cluster import ClusterError
 
@@ -77,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
             report = run_gameday(SCENARIOS[args.scenario], options, Console())
         except ClusterError as exc:
             raise CommandError(f"cannot start PostgreSQL: {exc}") from None
+        except NodeError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "a node failed"
+            raise CommandError(f"the topology did not start: {first}") from None
     if report["interrupted"]:
         return 130
     return 0 if report["passed"] else 1

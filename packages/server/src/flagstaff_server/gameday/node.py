@@ -20,7 +20,7 @@ import psutil
 
 from flagstaff_server.regions.postgres_cluster import free_port
 
-START_SECONDS = 90.0
+START_SECONDS = 150.0
 """A cold start on a busy two-core machine takes several seconds."""
 STOP_SECONDS = 15.0
 
