@@ -1,7 +1,7 @@
 """Test support for the break-glass kill switch: an operator's key pair (written as key files
 like `flagstaff killswitch keygen` does) and documents signed with it, untouched or tampered.
 
-Shared by tests/unit/break_glass and tests/integration/break_glass; asserts nothing itself.
+Shared by tests/unit/break_glass and tests/e2e/break_glass; asserts nothing itself.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Fixtures of the end-to-end tests: the `node` executable for the official Node SDK, and Debian's
-headless Chromium driven by Playwright (never `playwright install`). Their support code is in
-importable modules beside them."""
+"""Fixtures of the end-to-end tests: the `node` executable for the official Node SDK, Debian's
+headless Chromium driven by Playwright (never `playwright install`), and the origin serving the
+pages with the official browser SDKs bundled. Their support code is in importable modules beside
+them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_pages import build_bundles, serving_pages
 from node_sdk import node_executable
 from support.prerequisites import missing_prerequisite
 
@@ -46,3 +48,12 @@ def browser() -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture(scope="session")
+def page_origin() -> Iterator[str]:
+    """The test pages of tests/e2e/browser/pages with the official browser SDKs bundled, served
+    from a port of their own (another origin than any Flagstaff process)."""
+    build_bundles()
+    with serving_pages() as origin:
+        yield origin

@@ -4,16 +4,13 @@ seen after a re-identify with streaming off, secure mode) and OpenFeature's OFRE
 (a change announced over SSE). Page and API are on different ports, so CORS is exercised.
 
 Needs node/npm (the SDKs are installed with `npm ci` from the committed lockfile and bundled with
-esbuild into build/) and Debian's chromium (`make browser-deps`); Playwright drives it by path and
-never downloads a browser. See /work/shared/reference/browser-testing.md for the recipe.
+esbuild into build/: the `page_origin` fixture, tests/e2e/browser_pages.py) and Debian's chromium
+(`make browser-deps`); Playwright drives it by path and never downloads a browser. See
+/work/shared/reference/browser-testing.md for the recipe.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,61 +21,9 @@ from ldclient import Context
 from ldclient.client import LDClient
 from ldclient.config import Config
 from support.deadlines import wait_until
-from support.prerequisites import missing_prerequisite
-from support.threaded_servers import serve_http
 
-HERE = Path(__file__).parent
-BUILD = HERE / "build"
-BUNDLES = {"ld": "LD", "ofrep": "OFREP"}
-"""Entry file stem -> global name of its IIFE bundle."""
 CHANGE_DEADLINE_MS = 2_000
 """The issue's promise: a change made through the API shows in a streaming page within 2 s."""
-
-
-def run(command: list[str]) -> None:
-    done = subprocess.run(command, cwd=HERE, capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise AssertionError(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
-
-
-@pytest.fixture(scope="session")
-def bundles() -> Path:
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        missing_prerequisite("node and npm are needed to install and bundle the browser SDKs")
-    assert npm is not None
-    installed = HERE / "node_modules" / ".package-lock.json"
-    lock = HERE / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        run([npm, "ci", "--no-audit", "--no-fund", "--silent"])
-    esbuild = str(HERE / "node_modules" / ".bin" / "esbuild")
-    BUILD.mkdir(exist_ok=True)
-    for stem, global_name in BUNDLES.items():
-        run(
-            [
-                esbuild,
-                f"{stem}-entry.js",
-                "--bundle",
-                "--format=iife",
-                f"--global-name={global_name}",
-                "--target=es2020",
-                f"--outfile=build/{stem}.js",
-                "--log-level=warning",
-            ]
-        )
-    return BUILD
-
-
-@pytest.fixture(scope="session")
-def page_origin(bundles: Path) -> Iterator[str]:
-    """The test pages and bundles, served from another port than the API (another origin)."""
-    with serve_http(functools.partial(QuietHandler, directory=str(HERE))) as server:
-        yield server.url
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        return None
 
 
 @pytest.fixture

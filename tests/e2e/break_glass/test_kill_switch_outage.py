@@ -1,18 +1,18 @@
 """The break-glass kill switch with real processes and the control plane gone: `flagstaff serve
 --role api` and `--role delivery` on a private PostgreSQL and a private Redis feed, a
 `flagstaff relay` in front of the delivery node. With the API, the database and Redis all
-stopped, `flagstaff killswitch sign` + `push` turns a flag off for the official LaunchDarkly
-Python SDK (streaming, on the node and on the relay), a client-side client (evalx polls and an
-`/eval` stream over HTTP) and an OpenFeature OFREP client, through both; tampered, expired and
-replayed documents are refused; a restart of the node with nothing else up still serves it off;
-once the database and the API are back the audit log has the override."""
+stopped, `flagstaff killswitch sign` + `push` turns a flag off, through both, for the official
+LaunchDarkly Python server SDK (streaming), LaunchDarkly's browser SDK
+(`@launchdarkly/js-client-sdk`, streaming, in headless Chromium: one browser, a page per
+target) and OpenFeature's Python SDK with its OFREP provider, each connected before the outage;
+tampered, expired and replayed documents are refused; a restart of the node with nothing else
+up still serves it off (a fresh browser page starts from it); once the database and the API are
+back the audit log has the override."""
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 import pytest
 from break_glass_support import Operator, now_ms
 from flagstaff_server.regions.postgres_cluster import (
@@ -45,7 +44,6 @@ pytestmark = [pytest.mark.service, pytest.mark.slow]
 
 FLAG = "kill-me"
 USER = Context.create("user-1")
-CONTEXT = {"kind": "user", "key": "user-1"}
 SETTLE = 30.0
 ADMIN = "break-glass-admin-token-0123456789"
 
@@ -120,71 +118,47 @@ def create_flag(api: httpx.Client) -> None:
     switch(api, FLAG, on=True)
 
 
-def context_path() -> str:
-    return base64.urlsafe_b64encode(orjson.dumps(CONTEXT)).decode().rstrip("=")
+def open_page(browser: Any, page_origin: str, url: str, keys: Keys) -> Any:
+    """A fresh browser context (its own localStorage, where the SDK caches flags) with
+    tests/e2e/browser/pages/ld.html streaming `FLAG` from `url`; the page, started."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    page = context.new_page()
+    query = {"api": url, "env": keys.client_side_id, "streaming": "1", "flag": FLAG}
+    page.goto(f"{page_origin}/pages/ld.html?" + str(httpx.QueryParams(query)))
+    expect(page.locator("#status")).to_have_text("complete", timeout=SETTLE * 1000)
+    return page
 
 
-def evalx(url: str, keys: Keys) -> Any:
-    response = httpx.get(
-        f"{url}/sdk/evalx/{keys.client_side_id}/contexts/{context_path()}", timeout=10
-    )
-    assert response.status_code == 200, response.text
-    return response.json()[FLAG]["value"]
+def shows(page: Any, value: str) -> None:
+    """The page's flag value becomes `value` (the DOM polled until the deadline)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#flag")).to_have_text(json.dumps(value), timeout=SETTLE * 1000)
 
 
-class EvalStream:
-    """A browser-protocol stream (`GET /eval/{envId}/{context}`) read in a thread: the flag's
-    value after every `put` and `patch`."""
+class Ofrep:
+    """OpenFeature's Python SDK with the OFREP provider on `url` (a domain of its own)."""
 
     def __init__(self, url: str, keys: Keys) -> None:
-        self.url = f"{url}/eval/{keys.client_side_id}/{context_path()}"
-        self.values: list[Any] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._read, daemon=True)
+        self.domain = f"break-glass-{url}"
+        provider = OFREPProvider(
+            url, headers_factory=lambda: {"Authorization": f"Bearer {keys.sdk_key}"}
+        )
+        openfeature_api.set_provider(provider, domain=self.domain)
+        self.client = openfeature_api.get_client(self.domain)
 
-    def _read(self) -> None:
-        timeout = httpx.Timeout(10, read=None)
-        with httpx.Client(timeout=timeout) as client, client.stream("GET", self.url) as response:
-            event = ""
-            for line in response.iter_lines():
-                if self._stop.is_set():
-                    return
-                if line.startswith("event:"):
-                    event = line.removeprefix("event:").strip()
-                elif line.startswith("data:") and event in ("put", "patch"):
-                    data = json.loads(line.removeprefix("data:"))
-                    if event == "put" and FLAG in data:
-                        self.values.append(data[FLAG]["value"])
-                    elif event == "patch" and data.get("key") == FLAG:
-                        self.values.append(data["value"])
-
-    @contextmanager
-    def open(self) -> Iterator[EvalStream]:
-        self._thread.start()
-        try:
-            yield self
-        finally:
-            self._stop.set()
-
-
-def ofrep_value(url: str, keys: Keys, domain: str) -> str:
-    provider = OFREPProvider(
-        url, headers_factory=lambda: {"Authorization": f"Bearer {keys.sdk_key}"}
-    )
-    openfeature_api.set_provider(provider, domain=domain)
-    try:
-        client = openfeature_api.get_client(domain)
-        details = client.get_string_details(
+    def value(self) -> str:
+        details = self.client.get_string_details(
             FLAG, "default", EvaluationContext(targeting_key="user-1")
         )
         assert details.error_code is None, details.error_message
         return details.value
-    finally:
-        openfeature_api.clear_providers()
 
 
 def test_a_pushed_override_kills_a_flag_with_api_database_and_feed_stopped(
-    tmp_path: Path,
+    tmp_path: Path, browser: Any, page_origin: str
 ) -> None:
     operator = Operator.create(tmp_path / "keys")  # the operator's key, as `keygen` writes it
     trust = {"FLAGSTAFF_BREAK_GLASS_KEYS": str(operator.public_path)}
@@ -211,80 +185,68 @@ def test_a_pushed_override_kills_a_flag_with_api_database_and_feed_stopped(
                 data_dir=tmp_path / "relay", upstream=delivery.url, keys=keys, env=trust
             )
             with running(relay):
-                node_sdk = sdk_client(delivery.url, keys.sdk_key)
-                relay_sdk = sdk_client(relay.url, keys.sdk_key)
+                urls = (delivery.url, relay.url)
+                sdks = [sdk_client(url, keys.sdk_key) for url in urls]
+                pages: list[Any] = []
                 try:
-                    for sdk in (node_sdk, relay_sdk):
+                    for sdk in sdks:
                         wait_until(
                             lambda sdk=sdk: sdk.variation(FLAG, USER, "x") == "on",  # type: ignore[misc]
                             timeout=SETTLE,
                             what="the SDKs to see the flag on",
                         )
-                    with (
-                        EvalStream(delivery.url, keys).open() as node_stream,
-                        EvalStream(relay.url, keys).open() as relay_stream,
-                    ):
+                    pages = [open_page(browser, page_origin, url, keys) for url in urls]
+                    for page in pages:
+                        shows(page, "on")
+                    ofreps = [Ofrep(url, keys) for url in urls]
+                    assert [ofrep.value() for ofrep in ofreps] == ["on", "on"]
+
+                    # the control plane goes away: API, database, feed
+                    api.stop()
+                    postgres.stop()
+                    redis.stop()
+
+                    signed = tmp_path / "off.json"
+                    result = killswitch(
+                        "sign", "--key", str(operator.private_path), "--project", "shop",
+                        "--environment", "production", "--flag", FLAG, "--off",
+                        "--expires", "2h", "-o", str(signed),
+                    )  # fmt: skip
+                    assert result.returncode == 0, result.stderr
+                    refused_first = _refusals(tmp_path, operator, signed, delivery.url)
+                    assert [ofrep.value() for ofrep in ofreps] == ["on", "on"]  # none applied
+                    push = ("push", "--to", delivery.url, "--to", relay.url, str(signed))
+                    result = killswitch(*push)
+                    assert result.returncode == 0, result.stdout + result.stderr
+                    assert result.stdout.count("accepted") == 2
+
+                    for sdk in sdks:
                         wait_until(
-                            lambda: (
-                                node_stream.values[-1:] == ["on"]
-                                and relay_stream.values[-1:] == ["on"]
-                            ),
+                            lambda sdk=sdk: sdk.variation(FLAG, USER, "x") == "off",  # type: ignore[misc]
                             timeout=SETTLE,
-                            what="the eval streams' first put",
-                            state=lambda: (node_stream.values, relay_stream.values),
+                            what="the streaming SDKs to see the flag off",
                         )
-
-                        # the control plane goes away: API, database, feed
-                        api.stop()
-                        postgres.stop()
-                        redis.stop()
-
-                        signed = tmp_path / "off.json"
-                        result = killswitch(
-                            "sign", "--key", str(operator.private_path), "--project", "shop",
-                            "--environment", "production", "--flag", FLAG, "--off",
-                            "--expires", "2h", "-o", str(signed),
-                        )  # fmt: skip
-                        assert result.returncode == 0, result.stderr
-                        refused_first = _refusals(tmp_path, operator, signed, delivery.url)
-                        result = killswitch(
-                            "push", "--to", delivery.url, "--to", relay.url, str(signed)
-                        )
-                        assert result.returncode == 0, result.stdout + result.stderr
-                        assert result.stdout.count("accepted") == 2
-
-                        for sdk in (node_sdk, relay_sdk):
-                            wait_until(
-                                lambda sdk=sdk: sdk.variation(FLAG, USER, "x") == "off",  # type: ignore[misc]
-                                timeout=SETTLE,
-                                what="the streaming SDKs to see the flag off",
-                            )
-                        wait_until(
-                            lambda: (
-                                node_stream.values[-1] == "off" and relay_stream.values[-1] == "off"
-                            ),
-                            timeout=SETTLE,
-                            what="the eval streams' patch",
-                            state=lambda: (node_stream.values, relay_stream.values),
-                        )
-                    for url in (delivery.url, relay.url):
-                        assert evalx(url, keys) == "off"
-                        assert ofrep_value(url, keys, f"break-glass-{url}") == "off"
+                    for page in pages:  # over the streams they opened before the outage
+                        shows(page, "off")
+                    assert [ofrep.value() for ofrep in ofreps] == ["off", "off"]
 
                     # replayed, tampered and expired documents are refused, nothing changes
-                    again = killswitch("push", "--to", delivery.url, "--to", relay.url, str(signed))
+                    again = killswitch(*push)
                     assert again.returncode == 1
                     assert again.stderr.count("refused 409") == 2, again.stderr
                     for name, (code, pointer) in refused_first.items():
                         assert code == (403 if name == "tampered" else 400), name
                         assert pointer == ("/signature" if name == "tampered" else "/expiresAt")
-                    assert node_sdk.variation(FLAG, USER, "x") == "off"
+                    assert sdks[0].variation(FLAG, USER, "x") == "off"
                     listed = httpx.get(f"{delivery.url}/break-glass/overrides", timeout=10).json()
                     assert [item["flag"] for item in listed["items"]] == [FLAG]
                     assert listed["auditWaiting"] == 1  # the database is down
                 finally:
-                    node_sdk.close()
-                    relay_sdk.close()
+                    openfeature_api.clear_providers()
+                    for page in pages:
+                        page.context.close()
+                    for sdk in sdks:
+                        sdk.close()
 
             # a restart of the node, with nothing else up, still serves the flag off
             delivery.stop()
@@ -295,7 +257,11 @@ def test_a_pushed_override_kills_a_flag_with_api_database_and_feed_stopped(
                 assert restarted_sdk.variation(FLAG, USER, "x") == "off"
             finally:
                 restarted_sdk.close()
-            assert evalx(delivery.url, keys) == "off"
+            page = open_page(browser, page_origin, delivery.url, keys)
+            try:
+                shows(page, "off")
+            finally:
+                page.context.close()
 
             # the control plane returns: the audit log gets the override
             postgres.start()
