@@ -261,15 +261,28 @@ def seq_of(state: str) -> int:
 # (c) polling -------------------------------------------------------------------------------------
 
 
-def wrk(url: str, headers: dict[str, str], seconds: float) -> float:
-    command = ["wrk", "-t2", "-c64", f"-d{seconds:.0f}s"]
+def wrk(url: str, headers: dict[str, str], seconds: float) -> tuple[float, float]:
+    """Requests per second, and the p99 latency in milliseconds (wrk's `--latency` table)."""
+    command = ["wrk", "-t2", "-c64", "--latency", f"-d{seconds:.0f}s"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     out = subprocess.run([*command, url], capture_output=True, text=True, timeout=seconds + 30)
+    rate = p99 = None
     for line in out.stdout.splitlines():
         if line.startswith("Requests/sec:"):
-            return round(float(line.split()[1]), 0)
+            rate = round(float(line.split()[1]), 0)
+        elif line.strip().startswith("99%"):
+            p99 = _milliseconds(line.split()[1])
+    if rate is not None and p99 is not None:
+        return rate, p99
     raise RuntimeError(f"wrk gave no rate: {out.stdout}{out.stderr}")
+
+
+def _milliseconds(text: str) -> float:
+    for unit, scale in (("ms", 1.0), ("us", 0.001), ("s", 1000.0), ("m", 60_000.0)):
+        if text.endswith(unit):
+            return round(float(text.removesuffix(unit)) * scale, 2)
+    raise RuntimeError(f"wrk latency {text!r} has no known unit")
 
 
 def etag_of(url: str, key: str) -> tuple[str, int]:
@@ -287,6 +300,8 @@ def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, A
         for kind in ("flagstaff", "minimal"):
             port, _process = stack.enter_context(server(kind, FANOUT_FLAGS))
             targets[kind] = (f"http://127.0.0.1:{port}/sdk/latest-all", SDK_KEY)
+            if kind == "flagstaff":
+                targets["flagstaff /sdk/poll"] = (f"http://127.0.0.1:{port}/sdk/poll", SDK_KEY)
         name = f"unleash-server {unleash.VERSION}"
         if skip_unleash:
             notes[name] = "skipped (--quick)"
@@ -297,7 +312,7 @@ def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, A
             except unleash.Unavailable as exc:
                 print(f"note: unleash-server column skipped: {exc}")
                 notes[name] = f"skipped: {exc}"
-        runs: dict[tuple[str, str], list[float]] = {}
+        runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
         sizes = {}
         for _ in range(rounds):
             for kind, (url, key) in targets.items():
@@ -311,10 +326,14 @@ def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, A
     for kind in targets:
         row: dict[str, Any] = {"kind": kind, "bytes": sizes[kind]}
         for status in ("200", "304"):
-            values = runs[(kind, status)]
-            row[status] = max(values)
+            measured = runs[(kind, status)]
+            values = [rate for rate, _p99 in measured]
+            best = max(measured)
+            row[status] = best[0]
+            row[f"{status}_p99_ms"] = best[1]
             row[f"{status}_median"] = statistics.median(values)
             row[f"{status}_runs"] = values
+            row[f"{status}_p99_runs"] = [p99 for _rate, p99 in measured]
         rows.append(row)
     rows += [{"kind": kind, "note": note} for kind, note in notes.items()]
     return rows
@@ -455,8 +474,10 @@ def main() -> None:
             if "200" in r:
                 print(
                     f"poll {r['kind']:<22} {r['bytes']:>6} B  best of {POLL_ROUNDS}: "
-                    f"200 {r['200']:>8,.0f}/s (flagstaff x{ours['200'] / r['200']:.2f})  "
-                    f"304 {r['304']:>8,.0f}/s (flagstaff x{ours['304'] / r['304']:.2f})"
+                    f"200 {r['200']:>8,.0f}/s p99 {r['200_p99_ms']} ms "
+                    f"(flagstaff x{ours['200'] / r['200']:.2f})  "
+                    f"304 {r['304']:>8,.0f}/s p99 {r['304_p99_ms']} ms "
+                    f"(flagstaff x{ours['304'] / r['304']:.2f})"
                 )
             else:
                 print(f"poll {r['kind']}: {r['note']}")

@@ -16,11 +16,10 @@ from urllib.parse import parse_qs
 import orjson
 
 from flagstaff_server.asgi import Headers, Receive, Scope, Send
-from flagstaff_server.delivery import sse
+from flagstaff_server.delivery import polling, sse
 from flagstaff_server.delivery.fanout import Channel, Protocol
 from flagstaff_server.delivery.metrics import CONTENT_TYPE
 from flagstaff_server.delivery.serving import ServingNode
-from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import Environment
 
 log = logging.getLogger(__name__)
@@ -137,41 +136,19 @@ class DeliveryApp:
     # polling -----------------------------------------------------------------------------------
 
     async def _latest_all(self, env: Environment, scope: Scope, send: Send) -> None:
-        snapshot = env.snapshot
-        if _matches(_header(scope, b"if-none-match"), snapshot):
-            await self._not_modified(env, snapshot, send)
-            return
-        if not self.node.admission.admit_full_send():
-            await self._unavailable(send, "too many full payloads right now; retry later")
-            return
-        headers = _item_headers(env, snapshot)
-        if b"gzip" in _header(scope, b"accept-encoding"):
-            headers.append((b"content-encoding", b"gzip"))
-            await _respond(send, 200, snapshot.gzip_body(), headers)
-        else:
-            await _respond(send, 200, snapshot.body, headers)
+        answer = polling.latest_all(
+            self.node,
+            env,
+            _header(scope, b"if-none-match"),
+            _header(scope, b"accept-encoding"),
+        )
+        await _answer(send, answer)
 
     async def _poll(self, env: Environment, scope: Scope, send: Send) -> None:
-        snapshot = env.snapshot
-        if _matches(_header(scope, b"if-none-match"), snapshot):
-            await self._not_modified(env, snapshot, send)
-            return
-        transfer = snapshot.transfer_for(query_value(scope, "basis"))
-        admission = self.node.admission
-        if transfer.code == "xfer-full":
-            if not admission.admit_full_send():
-                await self._unavailable(send, "too many full payloads right now; retry later")
-                return
-        else:
-            admission.counts["delta_send" if transfer.changes else "none_send"] += 1
-        body = snapshot.v2_poll_body(transfer)
-        await _respond(send, 200, body, _item_headers(env, snapshot))
-
-    async def _not_modified(self, env: Environment, snapshot: Snapshot, send: Send) -> None:
-        self.node.admission.counts["not_modified"] += 1
-        headers = [(b"etag", snapshot.etag), *_env_header(env)]
-        await send({"type": "http.response.start", "status": 304, "headers": headers})
-        await send({"type": "http.response.body", "body": b""})
+        answer = polling.v2_poll(
+            self.node, env, _header(scope, b"if-none-match"), query_value(scope, "basis")
+        )
+        await _answer(send, answer)
 
     async def _full(self, env: Environment, body: bytes, send: Send) -> None:
         if not self.node.admission.admit_full_send():
@@ -310,26 +287,8 @@ def query_value(scope: Mapping[str, Any], name: str) -> str | None:
     return values[0] if values else None
 
 
-def _matches(if_none_match: bytes, snapshot: Snapshot) -> bool:
-    if not if_none_match:
-        return False
-    etag = snapshot.etag
-    return any(tag.strip().removeprefix(b"W/") == etag for tag in if_none_match.split(b","))
-
-
-def _env_header(env: Environment) -> Headers:
-    if env.credentials is not None and env.credentials.client_side_id:
-        return [(b"x-ld-envid", env.credentials.client_side_id.encode())]
-    return []
-
-
-def _item_headers(env: Environment, snapshot: Snapshot) -> Headers:
-    return [
-        (b"content-type", JSON),
-        (b"etag", snapshot.etag),
-        (b"vary", b"accept-encoding"),
-        *_env_header(env),
-    ]
+_env_header = polling.env_header
+_item_headers = polling.item_headers
 
 
 SSE_HEADERS: Headers = [
@@ -347,6 +306,14 @@ async def _respond(send: Send, status: int, body: bytes, headers: Headers) -> No
     headers.append((b"content-length", b"%d" % len(body)))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _answer(send: Send, answer: polling.PollAnswer) -> None:
+    if answer.status == 304:
+        await send({"type": "http.response.start", "status": 304, "headers": answer.headers})
+        await send({"type": "http.response.body", "body": b""})
+    else:
+        await _respond(send, answer.status, answer.body, list(answer.headers))
 
 
 async def _problem(

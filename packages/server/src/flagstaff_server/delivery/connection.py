@@ -24,7 +24,12 @@ from functools import partial
 from typing import TYPE_CHECKING, ClassVar, cast
 
 import orjson
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
+from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
 from flagstaff_server.delivery.admission import Admission
 from flagstaff_server.delivery.asgi import open_stream, query_value, sdk_key_of, sse_headers
@@ -37,6 +42,7 @@ from flagstaff_server.delivery.fanout import (
     DirectStream,
     Protocol,
 )
+from flagstaff_server.delivery.polling import POLL_PATHS, PollAnswer, latest_all, v2_poll
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application
@@ -75,7 +81,10 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
         scope = cycle.scope
         if scope["http_version"] != "1.1":
             return False
-        protocol = STREAM_PATHS.get(scope["path"])
+        path = scope["path"]
+        if path in POLL_PATHS:
+            return scope["method"] == "GET" and self._answer_poll(cycle, path)
+        protocol = STREAM_PATHS.get(path)
         if protocol is not None:
             return scope["method"] == "GET" and self._open_direct_stream(cycle, protocol)
         route = stream_route(scope["method"], scope["path"])
@@ -153,6 +162,57 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
         """Start the ASGI task this class held back (past this class in the MRO: the classes
         before it have already declined the request)."""
         super()._start_asgi_task(cycle, self.app)
+
+    # polls ---------------------------------------------------------------------------------------
+
+    def _answer_poll(self, cycle: RequestResponseCycle, path: str) -> bool:
+        """A poll for a key the node serves, answered on the connection with the same answer the
+        ASGI route gives (`delivery.polling`); anything else goes to the app."""
+        node = type(self).node_source()
+        if node is None:
+            return False
+        scope = cycle.scope
+        headers = dict(scope["headers"])
+        header = headers.get(b"authorization", b"")
+        env = node.store.find(sdk_key_of(header), node.wall()) if header else None
+        if env is None or not node.serves(env):
+            return False  # the ASGI app decides between 401 and 503, waiting for a probe if need be
+        if_none_match = headers.get(b"if-none-match", b"")
+        if path == "/sdk/poll":
+            answer = v2_poll(node, env, if_none_match, query_value(scope, "basis"))
+        else:
+            answer = latest_all(node, env, if_none_match, headers.get(b"accept-encoding", b""))
+        self._write_answer(cycle, answer)
+        return True
+
+    def _write_answer(self, cycle: RequestResponseCycle, answer: PollAnswer) -> None:
+        """Write the whole response and finish the request as uvicorn's ASGI `send` does."""
+        head = [STATUS_LINE[answer.status]]
+        for name, value in (*self.server_state.default_headers, *answer.headers):
+            head += (name, b": ", value, b"\r\n")
+        if not cycle.keep_alive:
+            head.append(b"connection: close\r\n")
+        if answer.status != 304:
+            head.append(b"content-length: %d\r\n" % len(answer.body))
+        head.append(b"\r\n")
+        # The body is the snapshot's shared bytes: written by reference, never joined.
+        self.transport.writelines((b"".join(head), answer.body))
+        if cycle.access_log:
+            scope = cycle.scope
+            cycle.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                get_client_addr(scope),
+                scope["method"],
+                get_path_with_query_string(scope),
+                scope["http_version"],
+                answer.status,
+            )
+        cycle.response_started = True
+        cycle.response_complete = True
+        cycle.message_event.set()
+        if not cycle.keep_alive:
+            self.transport.close()
+        cycle.on_response()
 
     # opening streams -------------------------------------------------------------------------
 
