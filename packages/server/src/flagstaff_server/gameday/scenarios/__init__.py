@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from flagstaff_server.gameday.scenario import Scenario
-from flagstaff_server.gameday.scenarios import control_plane_down
+from flagstaff_server.gameday.scenarios import cold_restart, control_plane_down
 
 SCENARIOS: dict[str, Scenario] = {
-    scenario.name: scenario for scenario in (control_plane_down.SCENARIO,)
+    scenario.name: scenario for scenario in (control_plane_down.SCENARIO, cold_restart.SCENARIO)
 }
