@@ -1,9 +1,33 @@
-// The flag list (search, tags, filters, status, last evaluated) and the create-flag form.
+// The flag list (search, tags, filters and sort kept in the URL, a per-row on/off switch,
+// status, last evaluated) and the create-flag form.
 import { get, post, enc, ApiError } from './api.js';
 import { h, clear, field, select, ago } from './dom.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
+import { rowToggle } from './row_toggle.js';
 
-const filters = { q: '', tag: '', state: 'all', type: 'all', status: 'all' };
+const DEFAULTS = { q: '', tag: '', state: 'all', type: 'all', status: 'all', sort: 'name' };
+
+// Filters and sort live in the hash's query (`#/p/x/e/y/flags?tag=a&sort=key`), so a filtered
+// list can be bookmarked, shared and survives a reload.
+function filtersFromHash() {
+  const at = location.hash.indexOf('?');
+  const params = new URLSearchParams(at < 0 ? '' : location.hash.slice(at + 1));
+  return Object.fromEntries(Object.entries(DEFAULTS).map(([k, d]) => [k, params.get(k) ?? d]));
+}
+
+function writeFiltersToHash(filters) {
+  const params = new URLSearchParams();
+  for (const [k, d] of Object.entries(DEFAULTS)) if (filters[k] !== d) params.set(k, filters[k]);
+  const path = location.hash.split('?')[0];
+  const query = params.toString();
+  history.replaceState(null, '', query ? `${path}?${query}` : path);
+}
+
+const SORTS = {
+  name: (a, b) => a.name.localeCompare(b.name),
+  key: (a, b) => a.key.localeCompare(b.key),
+  created: (a, b) => (b.creationDate || 0) - (a.creationDate || 0),
+};
 
 async function insightStatuses(project, env) {
   try {
@@ -16,6 +40,10 @@ async function insightStatuses(project, env) {
 
 export async function render(ctx) {
   const { app, main, base } = ctx;
+  const filters = filtersFromHash();
+  const project = app.projects.find((p) => p.key === app.project);
+  const env = ((project && project.environments && project.environments.items) || []).find((e) => e.key === app.env)
+    || { key: app.env, name: app.env };
   const [answer, insights] = await Promise.all([
     get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000`),
     insightStatuses(app.project, app.env),
@@ -29,12 +57,14 @@ export async function render(ctx) {
   const statusSelect = select([['all', 'On or off'], ['on', 'On'], ['off', 'Off']], filters.status);
   const stateSelect = select([['all', 'Live'], ['archived', 'Archived'], ['deprecated', 'Deprecated']], filters.state);
   const typeSelect = select([['all', 'Any type'], ['temporary', 'Temporary'], ['permanent', 'Permanent']], filters.type);
+  const sortSelect = select([['name', 'Name'], ['key', 'Key'], ['created', 'Newest first']], filters.sort);
   const body = h('tbody');
   const count = h('p', { class: 'muted', 'aria-live': 'polite' });
 
   function draw() {
     filters.q = search.value; filters.tag = tagSelect.value; filters.status = statusSelect.value;
-    filters.state = stateSelect.value; filters.type = typeSelect.value;
+    filters.state = stateSelect.value; filters.type = typeSelect.value; filters.sort = sortSelect.value;
+    writeFiltersToHash(filters);
     const q = filters.q.trim().toLowerCase();
     const shown = flags.filter((flag) => {
       const config = (flag.environments || {})[app.env] || {};
@@ -48,14 +78,19 @@ export async function render(ctx) {
       if (filters.type === 'temporary' && !flag.temporary) return false;
       if (filters.type === 'permanent' && flag.temporary) return false;
       return true;
-    });
+    }).sort(SORTS[filters.sort] || SORTS.name);
     clear(body, shown.map((flag) => {
       const config = (flag.environments || {})[app.env] || {};
       const insight = insights && insights.get(flag.key);
       const href = `${base()}/flags/${enc(flag.key)}`;
       return h('tr', {},
         h('td', {}, h('a', { href }, flag.name), h('div', { class: 'mono muted' }, flag.key)),
-        h('td', {}, h('span', { class: `pill ${config.on ? 'on' : 'off'}` }, config.on ? 'On' : 'Off')),
+        h('td', {}, rowToggle(ctx, flag, env, (updated) => {
+          flags[flags.indexOf(flag)] = { ...flag, ...updated };
+          draw();
+          const again = body.querySelector(`button[data-flag="${CSS.escape(flag.key)}"]`);
+          if (again) again.focus();
+        })),
         h('td', {}, (flag.tags || []).map((t) => h('span', { class: 'tag' }, t))),
         h('td', {}, insights ? (insight ? h('span', { class: `pill status-${insight.status}` }, insight.status) : 'no data') : 'no data'),
         h('td', {}, !insights || !insight ? 'no data' : insight.lastEvaluated ? ago(insight.lastEvaluated) : 'never'),
@@ -63,7 +98,7 @@ export async function render(ctx) {
     }));
     count.textContent = `${shown.length} of ${flags.length} flags`;
   }
-  for (const control of [search, tagSelect, statusSelect, stateSelect, typeSelect]) {
+  for (const control of [search, tagSelect, statusSelect, stateSelect, typeSelect, sortSelect]) {
     control.addEventListener('input', draw);
   }
   clear(main,
@@ -72,7 +107,7 @@ export async function render(ctx) {
       h('a', { class: 'button primary', href: `${base()}/new-flag` }, 'Create flag')),
     h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
       field('Search', search), field('Tag', tagSelect), field('Status', statusSelect),
-      field('State', stateSelect), field('Type', typeSelect)),
+      field('State', stateSelect), field('Type', typeSelect), field('Sort by', sortSelect)),
     count,
     h('table', { class: 'list' },
       h('caption', { class: 'visually-hidden' }, `Flags in ${app.env}`),

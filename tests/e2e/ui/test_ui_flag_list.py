@@ -1,0 +1,114 @@
+"""The flag list in headless Chromium (issue 20): the per-row on/off switch, which asks for a
+comment in an environment that requires one (and refuses a blank one) and for confirmation in one
+that confirms changes; filters and sort kept in the URL across a reload; keyboard-only toggling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.deadlines import wait_until
+from ui_support import ENV, PROJECT, UiServer, expect, sign_in
+
+pytestmark = pytest.mark.slow
+
+
+def audit_comments(server: UiServer, key: str) -> list[str]:
+    answer = server.api.get("/api/v2/auditlog", params={"spec": f"proj/{PROJECT}:env/*:flag/{key}"})
+    assert answer.status_code == 200, answer.text
+    return [str(item.get("comment") or "") for item in answer.json()["items"]]
+
+
+def set_env(server: UiServer, env: str, **fields: bool) -> None:
+    ops = [{"op": "replace", "path": f"/{k}", "value": v} for k, v in fields.items()]
+    answer = server.api.patch(f"/api/v2/projects/{PROJECT}/environments/{env}", json=ops)
+    assert answer.status_code == 200, answer.text
+
+
+def is_on(server: UiServer, key: str, env: str) -> bool:
+    return bool(server.flag(key)["environments"][env]["on"])
+
+
+def test_row_switch_in_a_plain_environment_toggles_with_one_click(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("plain-row", name="Plain row")
+    page = context.new_page()
+    sign_in(page, ui_server)
+    switch = page.get_by_role("switch", name=f"plain-row in {ENV}")
+    expect()(switch).to_have_attribute("aria-checked", "false")
+    switch.click()
+    expect()(switch).to_have_attribute("aria-checked", "true")
+    wait_until(lambda: is_on(ui_server, "plain-row", ENV), timeout=10, what="flag on via the API")
+
+
+def test_required_comment_is_asked_for_and_a_blank_one_refused(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("commented-row", name="Commented row")
+    set_env(ui_server, "staging", requireComments=True)
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/staging/flags")
+    switch = page.get_by_role("switch", name="commented-row in staging")
+    switch.click()
+    dialog = page.get_by_role("dialog", name="Turn commented-row on in Staging?")
+    expect()(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Turn on").click()
+    expect()(dialog.get_by_role("alert")).to_contain_text("requires a comment")
+    assert not is_on(ui_server, "commented-row", "staging")
+    dialog.get_by_label("Comment (required)").fill("launch for the spring sale")
+    dialog.get_by_role("button", name="Turn on").click()
+    expect()(dialog).to_be_hidden()
+    expect()(switch).to_have_attribute("aria-checked", "true")
+    assert is_on(ui_server, "commented-row", "staging")
+    assert not is_on(ui_server, "commented-row", ENV)
+    assert "launch for the spring sale" in audit_comments(ui_server, "commented-row")
+    set_env(ui_server, "staging", requireComments=False)
+
+
+def test_confirmation_dialog_cancel_changes_nothing_and_keyboard_confirms(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("confirmed-row", name="Confirmed row")
+    set_env(ui_server, ENV, confirmChanges=True)
+    page = context.new_page()
+    sign_in(page, ui_server)
+    switch = page.get_by_role("switch", name=f"confirmed-row in {ENV}")
+    switch.focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog")
+    expect()(dialog).to_contain_text("asks for confirmation")
+    page.keyboard.press("Escape")
+    expect()(dialog).to_be_hidden()
+    expect()(switch).to_be_focused()
+    assert not is_on(ui_server, "confirmed-row", ENV)
+    page.keyboard.press("Space")
+    expect()(dialog).to_be_visible()
+    expect()(dialog.get_by_label("Comment")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect()(dialog).to_be_hidden()
+    expect()(switch).to_have_attribute("aria-checked", "true")
+    expect()(switch).to_be_focused()
+    assert is_on(ui_server, "confirmed-row", ENV)
+    set_env(ui_server, ENV, confirmChanges=False)
+
+
+def test_filters_and_sort_are_kept_in_the_url(ui_server: UiServer, context: Any) -> None:
+    ui_server.create_flag("alpha-tagged", name="Zulu", tags=["checkout"])
+    ui_server.create_flag("zulu-tagged", name="Alpha", tags=["checkout"])
+    ui_server.create_flag("untagged-one", name="Untagged")
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_label("Tag", exact=True).select_option("checkout")
+    page.get_by_label("Sort by", exact=True).select_option("key")
+    expect()(page).to_have_url(
+        f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags?tag=checkout&sort=key"
+    )
+    page.reload()
+    expect()(page.get_by_label("Tag", exact=True)).to_have_value("checkout")
+    rows = page.locator("table.list tbody tr .mono")
+    expect()(rows).to_have_text(["alpha-tagged", "zulu-tagged"])
+    page.get_by_label("Sort by", exact=True).select_option("name")
+    expect()(rows).to_have_text(["zulu-tagged", "alpha-tagged"])
+    expect()(page).to_have_url(f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags?tag=checkout")
