@@ -141,9 +141,10 @@ async def metric_results(
     actor: Reader,
     iteration_id: Annotated[str | None, Query(alias="iterationId")] = None,
 ) -> Response:
-    analytics = analytics_of(request)
-
     def aggregate(scope: MetricScope) -> Sequence[Totals]:
+        # Looked up only once the experiment and metric are known to exist: an unknown one is a
+        # 404 in any process, the analytics store's absence a 503 only where it matters.
+        analytics = analytics_of(request)
         query = MetricQuery(
             project=scope.project,
             environment=scope.environment,
