@@ -112,3 +112,28 @@ def test_filters_and_sort_are_kept_in_the_url(ui_server: UiServer, context: Any)
     page.get_by_label("Sort by", exact=True).select_option("name")
     expect()(rows).to_have_text(["zulu-tagged", "alpha-tagged"])
     expect()(page).to_have_url(f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags?tag=checkout")
+
+
+def test_bulk_add_tag_and_archive_on_selected_flags(ui_server: UiServer, context: Any) -> None:
+    for key in ("bulk-one", "bulk-two", "bulk-left"):
+        ui_server.create_flag(key, name=key)
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_label("Search", exact=True).fill("bulk-")
+    page.get_by_label("Select bulk-one").check()
+    page.get_by_label("Select bulk-two").check()
+    expect()(page.get_by_role("group", name="Bulk actions")).to_contain_text("2 selected")
+    page.get_by_label("Tag to add").fill("spring")
+    page.get_by_role("button", name="Add tag to selected").click()
+    expect()(page.get_by_role("status")).to_contain_text("Tagged spring: 2 flags")
+    assert "spring" in ui_server.flag("bulk-one")["tags"]
+    assert "spring" in ui_server.flag("bulk-two")["tags"]
+    assert "spring" not in ui_server.flag("bulk-left")["tags"]
+
+    page.get_by_label("Select bulk-one").check()
+    page.get_by_role("button", name="Archive selected").click()
+    expect()(page.get_by_role("status")).to_contain_text("Archived: 1 flag")
+    assert ui_server.flag("bulk-one")["archived"]
+    assert not ui_server.flag("bulk-two")["archived"]
+    expect()(page.get_by_label("Select bulk-one")).to_have_count(0)
+    expect()(page.get_by_label("Select bulk-two")).to_be_visible()

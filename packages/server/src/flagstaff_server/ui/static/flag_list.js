@@ -4,6 +4,7 @@ import { get, post, enc, ApiError } from './api.js';
 import { h, clear, field, select, ago } from './dom.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { rowToggle } from './row_toggle.js';
+import { bulkToolbar } from './bulk_actions.js';
 
 const DEFAULTS = { q: '', tag: '', state: 'all', type: 'all', status: 'all', sort: 'name' };
 
@@ -60,6 +61,8 @@ export async function render(ctx) {
   const sortSelect = select([['name', 'Name'], ['key', 'Key'], ['created', 'Newest first']], filters.sort);
   const body = h('tbody');
   const count = h('p', { class: 'muted', 'aria-live': 'polite' });
+  const selected = new Map();
+  const bulk = bulkToolbar(ctx, selected, () => render(ctx));
 
   function draw() {
     filters.q = search.value; filters.tag = tagSelect.value; filters.status = statusSelect.value;
@@ -83,10 +86,18 @@ export async function render(ctx) {
       const config = (flag.environments || {})[app.env] || {};
       const insight = insights && insights.get(flag.key);
       const href = `${base()}/flags/${enc(flag.key)}`;
+      const pick = h('input', { type: 'checkbox', checked: selected.has(flag.key), 'aria-label': `Select ${flag.key}` });
+      pick.addEventListener('change', () => {
+        if (pick.checked) selected.set(flag.key, flag); else selected.delete(flag.key);
+        bulk.update();
+      });
       return h('tr', {},
+        h('td', {}, pick),
         h('td', {}, h('a', { href }, flag.name), h('div', { class: 'mono muted' }, flag.key)),
         h('td', {}, rowToggle(ctx, flag, env, (updated) => {
-          flags[flags.indexOf(flag)] = { ...flag, ...updated };
+          const merged = { ...flag, ...updated };
+          flags[flags.indexOf(flag)] = merged;
+          if (selected.has(flag.key)) selected.set(flag.key, merged);
           draw();
           const again = body.querySelector(`button[data-flag="${CSS.escape(flag.key)}"]`);
           if (again) again.focus();
@@ -109,9 +120,10 @@ export async function render(ctx) {
       field('Search', search), field('Tag', tagSelect), field('Status', statusSelect),
       field('State', stateSelect), field('Type', typeSelect), field('Sort by', sortSelect)),
     count,
+    bulk,
     h('table', { class: 'list' },
       h('caption', { class: 'visually-hidden' }, `Flags in ${app.env}`),
-      h('thead', {}, h('tr', {}, ['Flag', `In ${app.env}`, 'Tags', 'Status', 'Last evaluated', 'Type'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['Select', 'Flag', `In ${app.env}`, 'Tags', 'Status', 'Last evaluated', 'Type'].map((c) => h('th', { scope: 'col' }, c)))),
       body));
   draw();
 }
