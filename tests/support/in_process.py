@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -84,3 +85,15 @@ def asgi_client(
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url=base_url, headers=headers
     )
+
+
+@asynccontextmanager
+async def api_server(
+    data_dir: Path, *, admin_token: str, store: Store | None = None, clock: Clock = system_clock
+) -> AsyncIterator[Flagstaff]:
+    """The whole server in process with role `api` (no worker in the background), running over
+    `store` (None: SQLite in `data_dir`), no demo data, announcing nothing."""
+    settings = Settings(data_dir=data_dir, role="api", admin_token=admin_token, seed_demo=False)
+    flagstaff = Flagstaff(settings, store=store, clock=clock, announce=lambda line: None)
+    async with flagstaff.running():
+        yield flagstaff

@@ -10,9 +10,8 @@ import httpx
 import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.app import Flagstaff
-from flagstaff_server.settings import Settings
 from platform_api import ADMIN_TOKEN, FakeClock
-from support.in_process import asgi_client
+from support.in_process import api_server, asgi_client
 
 
 @pytest.fixture
@@ -24,10 +23,8 @@ def clock() -> FakeClock:
 async def server(
     request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
 ) -> AsyncIterator[Flagstaff]:
-    settings = Settings(data_dir=tmp_path, role="api", admin_token=ADMIN_TOKEN, seed_demo=False)
     store = InMemoryStore() if request.param == "memory" else None
-    flagstaff = Flagstaff(settings, store=store, clock=clock, announce=lambda line: None)
-    async with flagstaff.running():
+    async with api_server(tmp_path, admin_token=ADMIN_TOKEN, store=store, clock=clock) as flagstaff:
         yield flagstaff
 
 

@@ -10,10 +10,8 @@ from pathlib import Path
 import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.sql.store import SqlStore
-from flagstaff_server.app import Flagstaff
 from flagstaff_server.services.ports import Store
-from flagstaff_server.settings import Settings
-from support.in_process import asgi_client
+from support.in_process import api_server, asgi_client
 from support.services import empty_postgres, postgres_database
 from workflow_api import ADMIN_TOKEN, FLAG, PROJECT, FakeClock, Workflows
 
@@ -41,9 +39,10 @@ def store(request: pytest.FixtureRequest) -> Iterator[Store | None]:
 @pytest.fixture
 async def workflows(store: Store | None, tmp_path: Path) -> AsyncIterator[Workflows]:
     clock = FakeClock()
-    settings = Settings(data_dir=tmp_path, role="api", admin_token=ADMIN_TOKEN, seed_demo=False)
-    server = Flagstaff(settings, store=store, clock=clock, announce=lambda line: None)
-    async with server.running(), asgi_client(server.asgi, token=ADMIN_TOKEN) as client:
+    async with (
+        api_server(tmp_path, admin_token=ADMIN_TOKEN, store=store, clock=clock) as server,
+        asgi_client(server.asgi, token=ADMIN_TOKEN) as client,
+    ):
         created = await client.post(
             "/api/v2/projects",
             json={
