@@ -137,3 +137,25 @@ def test_bulk_add_tag_and_archive_on_selected_flags(ui_server: UiServer, context
     assert not ui_server.flag("bulk-two")["archived"]
     expect()(page.get_by_label("Select bulk-one")).to_have_count(0)
     expect()(page.get_by_label("Select bulk-two")).to_be_visible()
+
+
+def test_create_a_number_flag_available_to_client_side_sdks(
+    ui_server: UiServer, context: Any
+) -> None:
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_role("link", name="Create flag").click()
+    page.get_by_label("Name", exact=True).fill("Max items")
+    page.get_by_label("Variations", exact=True).select_option("number")
+    values = page.get_by_label("Variation values")
+    values.fill("10\nlots")
+    page.get_by_role("button", name="Create flag").click()
+    expect()(page.locator(".field-error")).to_contain_text("Not a number: lots")
+    expect()(values).to_have_value("10\nlots")
+    values.fill("10\n2.5")
+    page.get_by_label("Available to client-side (browser) SDKs").check()
+    page.get_by_role("button", name="Create flag").click()
+    expect()(page.locator("#kill-switch")).to_be_visible()
+    made = ui_server.flag("max-items")
+    assert [v["value"] for v in made["variations"]] == [10, 2.5]
+    assert made["clientSideAvailability"]["usingEnvironmentId"] is True

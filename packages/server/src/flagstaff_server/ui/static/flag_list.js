@@ -128,15 +128,26 @@ export async function render(ctx) {
   draw();
 }
 
+function parseValue(kind, line) {
+  if (kind === 'string') return line;
+  if (kind === 'number') {
+    const number = Number(line);
+    if (line === '' || !Number.isFinite(number)) throw new Error(`Not a number: ${line}`);
+    return number;
+  }
+  try { return JSON.parse(line); } catch (error) { throw new Error(`Not JSON: ${error.message}`); }
+}
+
 export async function create(ctx) {
   const { app, main, base, go, notify, flash } = ctx;
   const key = h('input', { required: true, autocomplete: 'off', pattern: '[A-Za-z0-9._\\-]+' });
   const name = h('input', { required: true, autocomplete: 'off' });
   const description = h('textarea', { rows: 2 });
   const tags = h('input', { autocomplete: 'off' });
-  const kind = select([['boolean', 'Boolean (true / false)'], ['string', 'Strings'], ['json', 'JSON values']], 'boolean');
+  const kind = select([['boolean', 'Boolean (true / false)'], ['string', 'Strings'], ['number', 'Numbers'], ['json', 'JSON values']], 'boolean');
   const variations = h('textarea', { rows: 3, disabled: true, placeholder: 'one value per line' });
   const temporary = h('input', { type: 'checkbox', checked: true });
+  const clientSide = h('input', { type: 'checkbox' });
   kind.addEventListener('change', () => { variations.disabled = kind.value === 'boolean'; });
   let keyTouched = false;
   key.addEventListener('input', () => { keyTouched = true; });
@@ -151,6 +162,7 @@ export async function create(ctx) {
     field('Variations', kind),
     field('Variation values', variations, { field: '/variations', hint: 'For strings or JSON: one value per line' }),
     h('div', { class: 'check' }, temporary, h('label', { for: temporary.id = 'temporary' }, 'Temporary (remove it after launch)')),
+    h('div', { class: 'check' }, clientSide, h('label', { for: clientSide.id = 'client-side' }, 'Available to client-side (browser) SDKs')),
     h('div', { class: 'actions' },
       h('button', { type: 'submit', class: 'primary' }, 'Create flag'),
       h('a', { href: `${base()}/flags`, class: 'button' }, 'Cancel')));
@@ -160,13 +172,14 @@ export async function create(ctx) {
     const body = {
       key: key.value.trim(), name: name.value.trim(), description: description.value,
       tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean), temporary: temporary.checked,
+      clientSideAvailability: { usingEnvironmentId: clientSide.checked, usingMobileKey: false },
     };
     if (kind.value !== 'boolean') {
       const lines = variations.value.split('\n').map((l) => l.trim()).filter(Boolean);
       try {
-        body.variations = lines.map((line) => ({ value: kind.value === 'json' ? JSON.parse(line) : line }));
+        body.variations = lines.map((line) => ({ value: parseValue(kind.value, line) }));
       } catch (error) {
-        showFieldError(form, '/variations', `Not JSON: ${error.message}`);
+        showFieldError(form, '/variations', error.message);
         return;
       }
     }
