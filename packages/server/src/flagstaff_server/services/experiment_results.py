@@ -10,18 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-from flagstaff_stats import (
-    ArmData,
-    Correction,
-    MetricAnalysis,
-    MetricKind,
-    SuccessCriterion,
-    Summary,
-    analyze_metric,
-    correct,
-    results_representation,
-)
+from typing import TYPE_CHECKING
 
 from flagstaff_server.domain.experiment import weight_of
 from flagstaff_server.domain.experiment_rollout import variation_index
@@ -31,6 +20,9 @@ from flagstaff_server.services.experiment_ports import PROJECT_WIDE, KeyedRecord
 from flagstaff_server.services.experiments import existing, iteration_of
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import JsonObject
+
+if TYPE_CHECKING:
+    from flagstaff_stats import MetricAnalysis
 
 MAX_VERSION = 2**62
 
@@ -81,6 +73,10 @@ def scope_of(record: KeyedRecord, iteration: JsonObject, metric: KeyedRecord) ->
 def analysis_of(
     flag: JsonObject, iteration: JsonObject, metric: MetricDefinition, totals: Sequence[Totals]
 ) -> MetricAnalysis:
+    # flagstaff_stats (scipy) is imported where results are asked for: at module level it was
+    # about 45% of every `flagstaff` process's start, results or not.
+    from flagstaff_stats import ArmData, MetricKind, SuccessCriterion, Summary, analyze_metric
+
     by_variation = {t.variation: t for t in totals}
     arms = []
     for treatment in iteration["treatments"]:
@@ -143,6 +139,8 @@ def metric_results(
         )
         for name in keys
     ]
+    from flagstaff_stats import Correction, correct, results_representation
+
     corrected = correct(analyses, Correction.HOLM)
     analysis = corrected[keys.index(metric_key)]
     body: JsonObject = dict(results_representation(analysis))
