@@ -159,3 +159,20 @@ def test_create_a_number_flag_available_to_client_side_sdks(
     made = ui_server.flag("max-items")
     assert [v["value"] for v in made["variations"]] == [10, 2.5]
     assert made["clientSideAvailability"]["usingEnvironmentId"] is True
+
+
+def test_templates_fill_the_create_form(ui_server: UiServer, context: Any) -> None:
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_role("link", name="Create flag").click()
+    page.get_by_label("Name", exact=True).fill("Breaker")
+    page.get_by_label("Template").select_option("kill-switch")
+    expect()(page.get_by_label("Temporary (remove it after launch)")).not_to_be_checked()
+    page.get_by_label("Template").select_option("experiment")
+    expect()(page.get_by_label("Variations", exact=True)).to_have_value("string")
+    page.get_by_role("button", name="Create flag").click()
+    expect()(page.locator("#kill-switch")).to_be_visible()
+    made = ui_server.flag("breaker")
+    assert [v["value"] for v in made["variations"]] == ["control", "treatment"]
+    assert made["temporary"] is True
+    assert made["tags"] == ["experiment"]

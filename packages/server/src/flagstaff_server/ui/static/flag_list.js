@@ -128,6 +128,13 @@ export async function render(ctx) {
   draw();
 }
 
+// What each template fills in; the user can change any of it before creating.
+const TEMPLATES = {
+  release: { kind: 'boolean', values: '', temporary: true, tags: 'release' },
+  'kill-switch': { kind: 'boolean', values: '', temporary: false, tags: 'kill-switch' },
+  experiment: { kind: 'string', values: 'control\ntreatment', temporary: true, tags: 'experiment' },
+};
+
 function parseValue(kind, line) {
   if (kind === 'string') return line;
   if (kind === 'number') {
@@ -148,6 +155,13 @@ export async function create(ctx) {
   const variations = h('textarea', { rows: 3, disabled: true, placeholder: 'one value per line' });
   const temporary = h('input', { type: 'checkbox', checked: true });
   const clientSide = h('input', { type: 'checkbox' });
+  const template = select([['', 'None'], ['release', 'Release'], ['kill-switch', 'Kill switch'], ['experiment', 'Experiment']], '');
+  template.addEventListener('change', () => {
+    const chosen = TEMPLATES[template.value];
+    if (!chosen) return;
+    kind.value = chosen.kind; variations.disabled = chosen.kind === 'boolean';
+    variations.value = chosen.values; temporary.checked = chosen.temporary; tags.value = chosen.tags;
+  });
   kind.addEventListener('change', () => { variations.disabled = kind.value === 'boolean'; });
   let keyTouched = false;
   key.addEventListener('input', () => { keyTouched = true; });
@@ -155,6 +169,7 @@ export async function create(ctx) {
     if (!keyTouched) key.value = name.value.trim().toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
   });
   const form = h('form', { class: 'card narrow', novalidate: true },
+    field('Template', template, { hint: 'Fills the type, values, lifetime and tags below; edit them freely' }),
     field('Name', name, { field: '/name' }),
     field('Key', key, { field: '/key', hint: 'Letters, digits, dots, dashes, underscores. Used in code; cannot change.' }),
     field('Description', description, { field: '/description' }),
