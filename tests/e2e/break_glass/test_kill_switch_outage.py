@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +20,6 @@ from typing import Any
 import httpx
 import pytest
 from break_glass_support import Operator, now_ms
-from flagstaff_server.regions.postgres_cluster import (
-    ClusterError,
-    PostgresBinaries,
-    PostgresCluster,
-    PostgresInstance,
-    run_as_user,
-)
 from ldclient import Context
 from openfeature import api as openfeature_api
 from openfeature.contrib.provider.ofrep import OFREPProvider
@@ -36,7 +27,7 @@ from openfeature.evaluation_context import EvaluationContext
 from support.deadlines import wait_until
 from support.management import Keys, admin_client, ok, sdk_client, switch
 from support.management import create_project as create_project_keys
-from support.prerequisites import missing_prerequisite
+from support.private_postgres import private_postgres
 from support.private_redis import private_redis
 from support.processes import FlagstaffProcess, ServeProcess, flagstaff_command, running
 
@@ -46,19 +37,6 @@ FLAG = "kill-me"
 USER = Context.create("user-1")
 SETTLE = 30.0
 ADMIN = "break-glass-admin-token-0123456789"
-
-
-@contextmanager
-def private_postgres() -> Iterator[PostgresInstance]:
-    """A PostgreSQL server of this test's own (the product's cluster harness), to stop."""
-    try:
-        binaries = PostgresBinaries.find()
-        run_as_user()
-    except ClusterError as exc:
-        missing_prerequisite(str(exc))
-        raise
-    with PostgresCluster(binaries=binaries) as cluster:
-        yield cluster.start_primary()
 
 
 @dataclass(kw_only=True)

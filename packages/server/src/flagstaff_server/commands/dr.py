@@ -16,11 +16,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.sql.engine import database_url
-from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.errors import FlagstaffError
 from flagstaff_server.regions.region_status import render_database
@@ -28,6 +27,9 @@ from flagstaff_server.services import failover
 from flagstaff_server.services.epochs import SEQ_GAP, VERSION_GAP, epoch_item, start_epoch
 from flagstaff_server.services.ports import DatabaseState, EpochRecord
 from flagstaff_server.settings import DATABASE_ENV, REGION_ENV, Settings, SettingsError
+
+if TYPE_CHECKING:
+    from flagstaff_server.adapters.sql.store import SqlStore
 
 EPILOG = f"""\
 environment: {DATABASE_ENV} (when neither --database nor --data-dir is given), {REGION_ENV}
@@ -125,6 +127,9 @@ def open_database(
         raise CommandError(exc.message, exit_code=2) from exc
     if parsed.get_backend_name() == "sqlite" and not Path(str(parsed.database)).is_file():
         raise CommandError(f"no database at {parsed.database}")
+    # imported here, not at the top: every `flagstaff` command builds this parser (cli.py)
+    from flagstaff_server.adapters.sql.store import SqlStore
+
     try:
         return SqlStore(url, migrate=migrate, region=region)
     except FlagstaffError as exc:

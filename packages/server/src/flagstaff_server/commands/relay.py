@@ -20,8 +20,6 @@ from flagstaff_server.commands.uvicorn_run import (
     configure_logging,
     run_until_stopped,
 )
-from flagstaff_server.delivery.connection import protocol_for
-from flagstaff_server.relay import Relay, load_config
 from flagstaff_server.relay.config import with_overrides
 from flagstaff_server.relay.config_source import ENV_PREFIX
 from flagstaff_server.settings import SettingsError
@@ -63,6 +61,12 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the relay and its protocol imported here, not at the top: every `flagstaff` command
+    # builds this parser (cli.py)
+    from flagstaff_server.delivery.connection import protocol_for
+    from flagstaff_server.relay.config_source import load_config
+    from flagstaff_server.relay.edge import Relay
+
     try:
         config = with_overrides(
             load_config(args.config), host=args.host, port=args.port, data_dir=args.data_dir

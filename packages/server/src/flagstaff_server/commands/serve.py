@@ -12,7 +12,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from flagstaff_server.app import Flagstaff
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.commands.listener import bind_listeners
 from flagstaff_server.commands.uvicorn_run import (
@@ -20,8 +19,6 @@ from flagstaff_server.commands.uvicorn_run import (
     configure_logging,
     run_until_stopped,
 )
-from flagstaff_server.delivery.connection import protocol_for
-from flagstaff_server.ingest.connection import with_event_posts
 from flagstaff_server.settings import (
     ADMIN_TOKEN_ENV,
     ANALYTICS_DATABASE_ENV,
@@ -128,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except SettingsError as exc:
         raise CommandError(str(exc), exit_code=2) from exc
+    # The app (and SQLAlchemy, FastAPI, the stats stack) is imported only to serve: every other
+    # `flagstaff` command builds this parser, and would otherwise spend seconds importing it.
+    from flagstaff_server.app import Flagstaff
+    from flagstaff_server.delivery.connection import protocol_for
+    from flagstaff_server.ingest.connection import with_event_posts
+
     configure_logging(args.log_level)
     listeners = bind_listeners(settings.host, settings.port)
     server = Flagstaff(settings, announce=announce)

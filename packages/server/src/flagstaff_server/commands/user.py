@@ -13,7 +13,6 @@ from typing import Any
 
 from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
-from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.errors import FlagstaffError
 from flagstaff_server.services import accounts
@@ -58,6 +57,9 @@ def run_create(args: argparse.Namespace) -> int:
     password = secrets.token_urlsafe(12) if generated else sys.stdin.readline().rstrip("\n")
     if settings.database_url is None:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # imported here, not at the top: every `flagstaff` command builds this parser (cli.py)
+    from flagstaff_server.adapters.sql.store import SqlStore
+
     try:
         store = SqlStore(settings.resolved_database_url)
     except FlagstaffError as exc:
