@@ -189,7 +189,7 @@ async def _play(
             if drill.fault_began is not None and recorder.fault_began is None:
                 recorder.mark_fault(time.monotonic(), before)
             # the phase's time counts from the end of its action (a restart takes seconds)
-            ends = time.monotonic() + phase.share * options.duration
+            ends = time.monotonic() + max(phase.share * options.duration, phase.min_seconds)
             next_edit = time.monotonic()
             while not stop.is_set() and time.monotonic() < ends:
                 if drill.driving and time.monotonic() >= next_edit:

@@ -99,6 +99,8 @@ class Phase:
     share: float
     """Of the run's duration."""
     action: Action = nothing
+    min_seconds: float = 0.0
+    """The phase lasts at least this long after its action, whatever the run's duration."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,11 @@ from flagstaff_server.gameday.scenario import Check, Drill, Phase, Scenario
 from flagstaff_server.gameday.timeline import caught_up_at
 
 RECOVERY_BOUND_S = 10.0
+SDK_BACKOFF_RESET_S = 60.0
+"""LaunchDarkly's SDKs reset their reconnect backoff only after a stream has been healthy this
+long. A second restart sooner would measure the delay left over from the first (seen: the
+official Python SDK ~12 s behind after two restarts 10 s apart), not what the nodes did, so the
+second restart waits for it; the first restart's phase lasts that long and a little more."""
 
 
 async def _restart_all(drill: Drill, *, snapshots: bool, label: str) -> None:
@@ -32,7 +37,10 @@ async def _restart_all(drill: Drill, *, snapshots: bool, label: str) -> None:
     await asyncio.gather(*(asyncio.to_thread(node.wait_ready) for node in nodes))
     drill.notes[label] = time.monotonic()
     drill.driving = True
-    await drill.edit()  # a change right after the restart must reach everyone too
+    # A change right after the restart must reach everyone: recovery is measured from it, since
+    # clients already hold the value that was current while the nodes were down.
+    if await drill.edit():
+        drill.notes[label] = drill.timeline.changes[-1][0]
 
 
 async def restart_from_disk(drill: Drill) -> None:
@@ -75,7 +83,8 @@ def checks(report: Mapping[str, Any], drill: Drill) -> list[Check]:
             Check(
                 f"every client current within {RECOVERY_BOUND_S:g} s after the {name}",
                 recovery is not None and recovery <= RECOVERY_BOUND_S,
-                f"{'never' if recovery is None else f'{recovery:.2f} s'} after the nodes answered",
+                f"{'never' if recovery is None else f'{recovery:.2f} s'}"
+                " after the edit made as the nodes answered",
             )
         )
     found.append(
@@ -94,9 +103,14 @@ SCENARIO = Scenario(
     summary="every delivery node restarted at once, from disk snapshots and without them",
     phases=(
         Phase("steady", 0.25),
-        Phase("restarted from disk", 0.25, restart_from_disk),
+        Phase(
+            "restarted from disk",
+            0.25,
+            restart_from_disk,
+            min_seconds=SDK_BACKOFF_RESET_S + RECOVERY_BOUND_S,
+        ),
         Phase("restarted without snapshots", 0.25, restart_without_snapshots),
-        Phase("settled", 0.25, settle),
+        Phase("settled", 0.25, settle, min_seconds=RECOVERY_BOUND_S),
     ),
     checks=checks,
 )
