@@ -16,6 +16,7 @@ from pathlib import Path
 from flagstaff_server.delivery import snapshot_file
 from flagstaff_server.delivery.position import FeedPosition
 from flagstaff_server.delivery.store import EnvironmentId, SnapshotStore
+from flagstaff_server.tasks import finish_in_thread
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,10 @@ class SnapshotPersister:
             self._wake.clear()
             collected = self._collect(everything=False)
             try:
-                await asyncio.to_thread(self._write, collected)
+                # A stop waits for this write to end before its own (`write_now`): two writers of
+                # the same files and change log at once could leave the log unreadable, and a
+                # client with a basis would get a full transfer after the restart.
+                await finish_in_thread(self._write, collected)
                 self._counts["persist"] += 1
             except asyncio.CancelledError:
                 raise
