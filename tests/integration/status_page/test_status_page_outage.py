@@ -41,6 +41,16 @@ def test_the_page_outlives_the_control_plane_and_keeps_its_notices(tmp_path: Pat
             return len(found) == 5 and all(c["state"] == "operational" for c in found.values())
 
         wait_until(all_operational, timeout=SETTLE_SECONDS, what="every component operational")
+
+        # The notice arrives through the change feed, so the delivery node's last probe of the
+        # API may predate it; wait for a probe that follows it.
+        def api_seen_after_the_notice() -> bool:
+            api = components(feed(system.delivery))[("api", host(system.api))]
+            return bool(api["lastSeen"] >= notice["creationDate"])
+
+        wait_until(
+            api_seen_after_the_notice, timeout=SETTLE_SECONDS, what="a probe after the notice"
+        )
         api_seen = components(feed(system.delivery))[("api", host(system.api))]
         assert api_seen["detail"] == "edits and sign-ins work"
 
@@ -66,7 +76,7 @@ def test_the_page_outlives_the_control_plane_and_keeps_its_notices(tmp_path: Pat
         assert [n["_id"] for n in document["notices"]] == shown
         api = components(document)[("api", host(system.api))]
         assert api["detail"] == "not answering (it was operational when last seen)"
-        assert api["lastSeen"] >= notice["creationDate"]
+        assert api["lastSeen"] >= api_seen["lastSeen"]
         page = loopback_get(f"{system.delivery.url}/status/page", timeout=5)
         assert page.status_code == 200
         assert "EU edits are read-only" in page.text
@@ -81,6 +91,14 @@ def test_the_page_outlives_the_control_plane_and_keeps_its_notices(tmp_path: Pat
         # a restart during the outage: the notice and the last word on the API come from disk
         system.delivery.stop()
         system.delivery.start()
+
+        def own_reading_taken() -> bool:
+            # the node's first look at itself runs as it starts: a feed served before it ends
+            # has no delivery part yet
+            delivery = feed(system.delivery)["delivery"]
+            return delivery is not None and delivery["dataAgeSeconds"] is not None
+
+        wait_until(own_reading_taken, timeout=SETTLE_SECONDS, what="the node's own reading")
         restarted = feed(system.delivery)
         assert [n["_id"] for n in restarted["notices"]] == shown
         api_after = components(restarted)[("api", host(system.api))]
