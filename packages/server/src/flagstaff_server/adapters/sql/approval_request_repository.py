@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import Row, delete, select
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.json_column import dump
 from flagstaff_server.adapters.sql.transaction import Transaction
-from flagstaff_server.errors import NotFound, VersionConflict
 from flagstaff_server.services.approval_ports import ApprovalRequestRecord, ApprovalResourceKind
 
 _TABLE = schema.approval_requests
@@ -32,20 +31,13 @@ class SqlApprovalRequests:
         )
 
     def replace(self, record: ApprovalRequestRecord, expected_version: int) -> None:
-        result = self._tx.writable().execute(
-            update(_TABLE)
-            .where(_TABLE.c.id == record.id, _TABLE.c.version == expected_version)
-            .values(_values(record))
+        self._tx.replace_versioned(
+            _TABLE,
+            _TABLE.c.id == record.id,
+            expected_version=expected_version,
+            values=_values(record),
+            what=f"approval request {record.id!r}",
         )
-        if result.rowcount == 0:
-            current = self.get(record.id)
-            if current is None:
-                raise NotFound(f"approval request {record.id!r} not found")
-            raise VersionConflict(
-                f"approval request {record.id!r} is at version {current.version}, "
-                f"not {expected_version}",
-                path="/_version",
-            )
 
     def delete(self, request_id: str) -> None:
         self._tx.delete_row(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import Row, delete, select
 
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.json_column import dump
@@ -49,18 +49,14 @@ class SqlFlags:
 
     def replace(self, record: FlagRecord, expected_version: int) -> None:
         table = schema.flags
-        where = (table.c.project == record.project, table.c.key == record.key)
-        # The version test is part of the UPDATE, so a concurrent writer that committed first
-        # makes this match no row (PostgreSQL re-checks the condition after waiting for it).
-        result = self._tx.writable().execute(
-            update(table)
-            .where(*where, table.c.version == expected_version)
-            .values(version=record.version, doc=dump(record.doc))
+        self._tx.replace_versioned(
+            table,
+            table.c.project == record.project,
+            table.c.key == record.key,
+            expected_version=expected_version,
+            values={"version": record.version, "doc": dump(record.doc)},
+            what=f"flag {record.key!r}",
         )
-        if result.rowcount == 0:
-            raise_missing_or_stale(
-                self.get(record.project, record.key), f"flag {record.key!r}", expected_version
-            )
 
     def delete(self, project: str, key: str, expected_version: int | None = None) -> None:
         table = schema.flags

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import Row, Table, select, update
+from sqlalchemy import Row, Table, select
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
 from flagstaff_server.adapters.sql.json_column import dump
 from flagstaff_server.adapters.sql.transaction import Transaction
-from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
+from flagstaff_server.errors import AlreadyExists
 from flagstaff_server.services.experiment_ports import KeyedRecord
 
 
@@ -36,21 +36,14 @@ class SqlKeyed:
             raise AlreadyExists(f"{self._what} {record.key!r} already exists", path="/key") from exc
 
     def replace(self, record: KeyedRecord, expected_version: int) -> None:
-        where = self._where(record.project, record.environment, record.key)
-        result = self._tx.writable().execute(
-            update(self._table)
-            .where(where, self._table.c.version == expected_version)
-            .values(_values(record))
+        self._tx.replace_versioned(
+            self._table,
+            self._where(record.project, record.environment, record.key),
+            expected_version=expected_version,
+            values=_values(record),
+            what=f"{self._what} {record.key!r}",
+            missing=f"no {self._what} {record.key!r}",
         )
-        if result.rowcount == 0:
-            current = self.get(record.project, record.environment, record.key)
-            if current is None:
-                raise NotFound(f"no {self._what} {record.key!r}")
-            raise VersionConflict(
-                f"{self._what} {record.key!r} is at version {current.version}, "
-                f"not {expected_version}",
-                path="/_version",
-            )
 
     def delete(self, project: str, environment: str, key: str) -> None:
         self._tx.delete_row(

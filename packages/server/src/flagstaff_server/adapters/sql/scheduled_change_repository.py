@@ -8,13 +8,12 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Row, delete, func, select, update
+from sqlalchemy import Row, delete, func, select
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.json_column import dump
 from flagstaff_server.adapters.sql.transaction import Transaction
-from flagstaff_server.errors import NotFound, VersionConflict
 from flagstaff_server.services.ports import ScheduledChangeRecord, ScheduledChangeStatus
 
 _TABLE = schema.scheduled_changes
@@ -59,20 +58,13 @@ class SqlScheduledChanges:
         )
 
     def replace(self, record: ScheduledChangeRecord, expected_version: int) -> None:
-        result = self._tx.writable().execute(
-            update(_TABLE)
-            .where(_TABLE.c.id == record.id, _TABLE.c.version == expected_version)
-            .values(_values(record))
+        self._tx.replace_versioned(
+            _TABLE,
+            _TABLE.c.id == record.id,
+            expected_version=expected_version,
+            values=_values(record),
+            what=f"scheduled change {record.id!r}",
         )
-        if result.rowcount == 0:
-            current = self.get(record.id)
-            if current is None:
-                raise NotFound(f"scheduled change {record.id!r} not found")
-            raise VersionConflict(
-                f"scheduled change {record.id!r} is at version {current.version}, "
-                f"not {expected_version}",
-                path="/_version",
-            )
 
     def delete(self, change_id: str) -> None:
         self._tx.delete_row(

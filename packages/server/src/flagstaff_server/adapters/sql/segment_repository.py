@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import Row, delete, select
 
 from flagstaff_server.adapters.sql import schema
 from flagstaff_server.adapters.sql.environment_repository import SqlEnvironments
@@ -56,19 +56,15 @@ class SqlSegments:
 
     def replace(self, record: SegmentRecord, expected_version: int) -> None:
         table = schema.segments
-        result = self._tx.writable().execute(
-            update(table)
-            .where(
-                table.c.project == record.project,
-                table.c.environment == record.environment,
-                table.c.key == record.key,
-                table.c.version == expected_version,
-            )
-            .values(version=record.version, doc=dump(record.doc))
+        self._tx.replace_versioned(
+            table,
+            table.c.project == record.project,
+            table.c.environment == record.environment,
+            table.c.key == record.key,
+            expected_version=expected_version,
+            values={"version": record.version, "doc": dump(record.doc)},
+            what=f"segment {record.key!r}",
         )
-        if result.rowcount == 0:
-            current = self.get(record.project, record.environment, record.key)
-            raise_missing_or_stale(current, f"segment {record.key!r}", expected_version)
 
     def delete(
         self, project: str, environment: str, key: str, expected_version: int | None = None

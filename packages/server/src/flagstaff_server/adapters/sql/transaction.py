@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, Table, delete, insert, update
+from sqlalchemy import ColumnElement, Connection, Select, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from flagstaff_server.errors import AlreadyExists, NotFound, VersionConflict
@@ -48,6 +48,29 @@ class Transaction:
         if result.rowcount == 0:
             raise NotFound(missing)
 
+    def replace_versioned(
+        self,
+        table: Table,
+        *where: ColumnElement[bool],
+        expected_version: int,
+        values: Mapping[str, Any],
+        what: str,
+        missing: str | None = None,
+    ) -> None:
+        """Update the row `where` selects only while its `version` column is `expected_version`.
+        When no row matched: `NotFound(missing)` (default "<what> not found") if there is none,
+        else `VersionConflict` naming `/_version`. The version test is part of the UPDATE, so a
+        concurrent writer that committed first makes it match no row (PostgreSQL re-checks the
+        condition after waiting for that writer)."""
+        result = self.writable().execute(
+            update(table).where(*where, table.c.version == expected_version).values(values)
+        )
+        if result.rowcount == 0:
+            current = self.connection.execute(select(table.c.version).where(*where)).first()
+            raise _missing_or_stale(
+                None if current is None else int(current.version), what, expected_version, missing
+            )
+
     def delete_row(self, table: Table, *where: ColumnElement[bool], missing: str) -> None:
         """Delete the row `where` selects; when there is none, `NotFound(missing)`."""
         result = self.writable().execute(delete(table).where(*where))
@@ -59,8 +82,12 @@ def raise_missing_or_stale(
     current: FlagRecord | SegmentRecord | None, what: str, expected: int | None
 ) -> None:
     """A versioned write matched no row: the record is gone, or at another version."""
-    if current is None:
-        raise NotFound(f"{what} not found")
-    raise VersionConflict(
-        f"{what} is at version {current.version}, not {expected}", path="/_version"
-    )
+    raise _missing_or_stale(None if current is None else current.version, what, expected, None)
+
+
+def _missing_or_stale(
+    version: int | None, what: str, expected: int | None, missing: str | None
+) -> NotFound | VersionConflict:
+    if version is None:
+        return NotFound(missing if missing is not None else f"{what} not found")
+    return VersionConflict(f"{what} is at version {version}, not {expected}", path="/_version")
