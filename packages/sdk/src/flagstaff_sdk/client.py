@@ -33,6 +33,7 @@ from flagstaff_sdk.config import Config
 from flagstaff_sdk.data_system import DataSystem
 from flagstaff_sdk.event_sink import EventSink, NullEventSink
 from flagstaff_sdk.flags_state import FeatureFlagsState
+from flagstaff_sdk.hook import EvaluationOutcome, EvaluationSeriesContext, run_after, run_before
 from flagstaff_sdk.notifier import FlagChangeListener, FlagValueListener, Notifier, StatusListener
 from flagstaff_sdk.status import DataSourceStatus
 from flagstaff_sdk.store import Store
@@ -44,6 +45,12 @@ _NOT_READY = Evaluation(
     flag=None, detail=EvaluationDetail(None, None, Reason.error(ErrorKind.CLIENT_NOT_READY))
 )
 _ANY = ValueType.ANY
+_METHODS = {
+    ValueType.BOOL: "bool_variation",
+    ValueType.INT: "int_variation",
+    ValueType.DOUBLE: "float_variation",
+    ValueType.STRING: "str_variation",
+}
 
 
 def _as_context(context: object) -> Context | None:
@@ -79,6 +86,7 @@ class _Shell:
         self._system.initialize()
         self._events: EventSink = create_event_sink(config)
         self._events_on = not isinstance(self._events, NullEventSink)
+        self._hooks = config.hooks
         # a processor that keeps diagnostics hears of every stream attempt, and reports the
         # data-source status in each periodic diagnostic event
         self._system.report_stream_inits(getattr(self._events, "record_stream_init", None))
@@ -100,12 +108,29 @@ class _Shell:
         with_reason: bool = False,
     ) -> EvaluationDetail:
         """The one evaluation path: every variation method is a wrapper around this."""
-        if type(context) is not Context:
-            context = _as_context(context)  # type: ignore[assignment]
-        data = self._store.data
-        evaluation = (
-            _NOT_READY if data is None else evaluate_key(data, key, context)  # type: ignore[arg-type]
+        resolved = context if type(context) is Context else _as_context(context)
+        if not self._hooks:
+            return self._evaluate(key, resolved, default, value_type, with_reason)[1]
+        method = _METHODS.get(value_type) or ("variation_detail" if with_reason else "variation")
+        series = EvaluationSeriesContext(
+            key=key, context=resolved, default_value=default, method=method
         )
+        data = run_before(self._hooks, series)
+        flag, detail = self._evaluate(key, resolved, default, value_type, with_reason)
+        run_after(self._hooks, series, data, EvaluationOutcome(detail=detail, flag=flag))
+        return detail
+
+    def _evaluate(
+        self,
+        key: str,
+        context: Context | None,
+        default: Any,
+        value_type: ValueType,
+        with_reason: bool,
+    ) -> tuple[Flag | None, EvaluationDetail]:
+        """The flag read (None when absent) and the detail the caller gets."""
+        data = self._store.data
+        evaluation = _NOT_READY if data is None else evaluate_key(data, key, context)
         detail = evaluation.detail
         if value_type is _ANY:
             if detail.value is None:
@@ -115,18 +140,18 @@ class _Shell:
         if self._events_on and context is not None:
             self._events.record_evaluation(
                 key,
-                context,  # type: ignore[arg-type]
+                context,
                 evaluation,
                 detail,
                 default,
                 with_reason,
             )
-        return detail
+        return evaluation.flag, detail
 
     def variation(self, key: str, context: Context | Mapping[str, Any], default: Any) -> Any:
-        # The hottest call in an application: with events off and a Context, skip the generic
-        # path's type and event checks (the result is the same as `evaluate(...).value`).
-        if not self._events_on and type(context) is Context:
+        # The hottest call in an application: with events and hooks off and a Context, skip the
+        # generic path's type, hook and event checks (the result is `evaluate(...).value`).
+        if not self._events_on and not self._hooks and type(context) is Context:
             data = self._store.data
             if data is not None:
                 value = evaluate_key(data, key, context).detail.value

@@ -16,6 +16,7 @@ import httpx
 from flagstaff_sdk.clock import Clock, SystemClock
 from flagstaff_sdk.errors import ConfigError
 from flagstaff_sdk.event_sink import EventSink
+from flagstaff_sdk.hook import Hook
 
 if TYPE_CHECKING:
     from flagstaff_sdk.source import DataSource
@@ -153,6 +154,9 @@ class Config:
     data_source: DataSource | None = None
     send_events: bool = True
     event_sink: EventSinkFactory | None = None
+    hooks: tuple[Hook, ...] = ()
+    """Run around every evaluation, in order (`flagstaff_sdk.hook`; OpenTelemetry:
+    `flagstaff_sdk.otel.OpenTelemetryHook`)."""
     timing: Timing = field(default_factory=Timing)
     application_id: str | None = None
     application_version: str | None = None
@@ -181,6 +185,10 @@ class Config:
         if self.bootstrap_file is not None:
             object.__setattr__(self, "bootstrap_file", Path(self.bootstrap_file))
         object.__setattr__(self, "data_files", tuple(Path(p) for p in self.data_files))
+        object.__setattr__(self, "hooks", tuple(self.hooks))
+        for hook in self.hooks:
+            if not isinstance(hook, Hook):
+                raise ConfigError(f"hooks must be flagstaff_sdk.hook.Hook instances, got {hook!r}")
         if self.auto_reload and not self.data_files:
             raise ConfigError("auto_reload needs data_files")
 

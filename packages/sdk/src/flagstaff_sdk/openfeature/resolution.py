@@ -1,20 +1,19 @@
 """Flagstaff evaluation results in OpenFeature's terms: reasons, error codes, variant and flag
 metadata. Pure; must not evaluate.
 
-Reasons: TARGET_MATCH and RULE_MATCH are TARGETING_MATCH, or SPLIT when the rule served a
-percentage rollout; FALLTHROUGH is DEFAULT, or SPLIT for a rollout; OFF is DISABLED;
-PREREQUISITE_FAILED is DISABLED too (the flag serves its off variation because a flag it depends
-on is not as required; `flag_metadata["prerequisiteKey"]` says which); ERROR is ERROR with an
-error code. Experiments (`inExperiment`) are SPLIT.
+Reasons are `flagstaff_sdk.result_reason`'s categories as OpenFeature's `Reason` (a
+prerequisite that failed is DISABLED; `flag_metadata["prerequisiteKey"]` says which).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flagstaff_core import ErrorKind, EvaluationDetail, Flag, ReasonKind
+from flagstaff_core import ErrorKind, EvaluationDetail, Flag
 from openfeature.exception import ErrorCode
 from openfeature.flag_evaluation import FlagMetadata, FlagResolutionDetails, Reason
+
+from flagstaff_sdk.result_reason import result_reason
 
 _ERROR_CODES = {
     ErrorKind.CLIENT_NOT_READY: ErrorCode.PROVIDER_NOT_READY,
@@ -27,29 +26,7 @@ _ERROR_CODES = {
 
 
 def reason_of(detail: EvaluationDetail, flag: Flag | None) -> Reason:
-    reason = detail.reason
-    kind = reason.kind
-    if kind is ReasonKind.ERROR:
-        return Reason.ERROR
-    if kind is ReasonKind.OFF or kind is ReasonKind.PREREQUISITE_FAILED:
-        return Reason.DISABLED
-    if reason.in_experiment or _served_a_rollout(detail, flag):
-        return Reason.SPLIT
-    if kind is ReasonKind.FALLTHROUGH:
-        return Reason.DEFAULT
-    return Reason.TARGETING_MATCH
-
-
-def _served_a_rollout(detail: EvaluationDetail, flag: Flag | None) -> bool:
-    if flag is None:
-        return False
-    reason = detail.reason
-    if reason.kind is ReasonKind.FALLTHROUGH:
-        return flag.fallthrough.rollout is not None
-    if reason.kind is ReasonKind.RULE_MATCH and reason.rule_index is not None:
-        rules = flag.rules
-        return 0 <= reason.rule_index < len(rules) and rules[reason.rule_index].rollout is not None
-    return False
+    return Reason(result_reason(detail, flag).upper())
 
 
 def metadata_of(detail: EvaluationDetail, flag: Flag | None) -> FlagMetadata:
