@@ -65,3 +65,13 @@ async def create_token(
     assert response.status_code == 201, response.text
     secret: str = response.json()["token"]
     return secret
+
+
+async def audited(client: httpx.AsyncClient, kind: str) -> list[tuple[str, str, str]]:
+    """(action, resource, who) of each audit entry of `kind`, oldest first."""
+    log = (await client.get("/api/v2/auditlog", headers=ADMIN)).json()
+    return [
+        (entry["accesses"][0]["action"], entry["accesses"][0]["resource"], entry["token"]["_id"])
+        for entry in reversed(log["items"])
+        if entry["kind"] == kind
+    ]

@@ -56,6 +56,8 @@ class InMemoryUnitOfWork:
         self.approval_requests = InMemoryApprovalRequests(state.approval_requests, journal)
         self.metrics = InMemoryKeyed(state.metrics, journal, "metric")
         self.experiments = InMemoryKeyed(state.experiments, journal, "experiment")
+        self.custom_roles = InMemoryKeyed(state.custom_roles, journal, "custom role")
+        self.teams = InMemoryKeyed(state.teams, journal, "team")
 
 
 class InMemoryReplication:

@@ -54,3 +54,5 @@ class MemoryState:
     approval_requests: dict[str, ApprovalRequestRecord] = field(default_factory=dict)
     metrics: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
     experiments: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
+    custom_roles: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
+    teams: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)

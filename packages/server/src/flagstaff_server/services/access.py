@@ -14,9 +14,11 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from flagstaff_server.domain.policy import Resource, Statement, parse_statements
+from flagstaff_server.domain.custom_role import role_policy
+from flagstaff_server.domain.policy import Resource, parse_statements
 from flagstaff_server.domain.role_policy import Caller, Grant, RolePolicy, decide
 from flagstaff_server.errors import Forbidden, Unauthorized
+from flagstaff_server.services.experiment_ports import ACCOUNT_WIDE, PROJECT_WIDE, KeyedRecord
 from flagstaff_server.services.ports import Role, TokenRecord, UnitOfWork
 
 ROLE_RANK: Mapping[Role, int] = {"reader": 0, "writer": 1, "admin": 2}
@@ -40,8 +42,14 @@ class Actor:
     environment: str | None = None
     approval_bypass: bool = False
     """A token created with `bypassApprovals` (docs/workflows.md, "Who may bypass")."""
-    policy: tuple[Statement, ...] | None = None
-    """A token's inline policy: when set, every request is decided by it (and `role`)."""
+    grants: tuple[Grant, ...] | None = None
+    """When set, every request is decided by LaunchDarkly's policies: each grant must allow
+    (a token's inline policy or custom roles, then its role as the ceiling; a member's roles).
+    None: the fixed role and scope rules below decide alone."""
+
+    @property
+    def has_policy(self) -> bool:
+        return self.grants is not None
 
     @property
     def is_scoped(self) -> bool:
@@ -52,7 +60,7 @@ class Actor:
         """Whether this caller may change what an environment requiring approval serves without
         an approval request: the admin role (as LaunchDarkly's admins and owners), or a token
         made to."""
-        if self.policy is not None:
+        if self.grants is not None:
             return self.approval_bypass
         return self.role == "admin" or self.approval_bypass
 
@@ -99,19 +107,14 @@ def authorize(
 
 
 def caller_of(actor: Actor) -> Caller:
-    """The grants that must all allow for `actor`: its inline policy (replacing a base role, as
-    a custom role does) and its role as the ceiling."""
-    grants = [Grant(base_role=actor.role)]
-    if actor.policy is not None:
-        inline = RolePolicy(key="inlineRole", statements=actor.policy)
-        grants.insert(0, Grant(custom_roles=(inline,)))
-    return Caller(grants=tuple(grants))
+    """The grants that must all allow for `actor`."""
+    return Caller(grants=actor.grants or ())
 
 
 def authorize_accesses(actor: Actor, accesses: Iterable[tuple[str, Resource]]) -> None:
     """Raise `Forbidden` naming the first (action, resource) the actor's policy refuses. Only
     actors carrying a policy are asked; the others keep the role and scope rules above."""
-    if actor.policy is None:
+    if actor.grants is None:
         return
     decision = decide(caller_of(actor), accesses)
     if decision.allowed:
@@ -119,7 +122,7 @@ def authorize_accesses(actor: Actor, accesses: Iterable[tuple[str, Resource]]) -
     if not decision.action:
         raise Forbidden("this request names no action a policy could allow")
     raise Forbidden(
-        f"the access token's policy does not allow {decision.action} on {decision.resource}",
+        f"the caller's roles do not allow {decision.action} on {decision.resource}",
         action=decision.action,
         resource=decision.resource,
     )
@@ -158,11 +161,12 @@ def authenticate(uow: UnitOfWork, authorization: str | None, *, admin_token: str
     record = uow.tokens.find_by_secret_hash(hash_secret(secret))
     if record is None or record.revoked is not None:
         raise Unauthorized("unknown or revoked access token")
-    return token_actor(record)
+    return token_actor(uow, record)
 
 
-def token_actor(record: TokenRecord) -> Actor:
-    """The caller an access token speaks for."""
+def token_actor(uow: UnitOfWork, record: TokenRecord) -> Actor:
+    """The caller an access token speaks for, its custom roles read now (an edited role
+    applies on the next request)."""
     return Actor(
         token_id=record.id,
         name=record.name,
@@ -170,13 +174,27 @@ def token_actor(record: TokenRecord) -> Actor:
         project=record.project,
         environment=record.environment,
         approval_bypass=record.doc.get("bypassApprovals") is True,
-        policy=inline_policy(record),
+        grants=token_grants(uow, record),
     )
 
 
-def inline_policy(record: TokenRecord) -> tuple[Statement, ...] | None:
-    """The token's stored inline policy (checked when stored), or None."""
+def token_grants(uow: UnitOfWork, record: TokenRecord) -> tuple[Grant, ...] | None:
+    """A token with an inline policy or custom roles: those (most permissive among them), within
+    its role as the ceiling. None for a token with neither."""
+    own = [role_policy(role.doc) for role in token_roles(uow, record)]
     statements = record.doc.get("inlineRole")
-    if statements is None:
+    if statements is not None:
+        inline = parse_statements(statements, path="/inlineRole", actions=None)
+        own.append(RolePolicy(key="inlineRole", statements=inline))
+    if not own and not record.doc.get("customRoleIds"):
         return None
-    return parse_statements(statements, path="/inlineRole", actions=None)
+    return (Grant(custom_roles=tuple(own)), Grant(base_role=record.role))
+
+
+def token_roles(uow: UnitOfWork, record: TokenRecord) -> list[KeyedRecord]:
+    """The stored custom roles the token names by `_id` (a role cannot be deleted while a live
+    token holds it; one missing all the same gives nothing)."""
+    wanted = set(record.doc.get("customRoleIds", []))
+    if not wanted:
+        return []
+    return [role for role in uow.custom_roles.list(ACCOUNT_WIDE, PROJECT_WIDE) if role.id in wanted]

@@ -12,6 +12,8 @@ JsonObject = dict[str, Any]
 
 PROJECT_WIDE = ""
 """The `environment` of a record kept per project (a metric)."""
+ACCOUNT_WIDE = ""
+"""The `project` of an account-wide record (a custom role, a team)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,4 +50,4 @@ class KeyedRepository(Protocol):
         ...
 
 
-__all__ = ["PROJECT_WIDE", "JsonObject", "KeyedRecord", "KeyedRepository"]
+__all__ = ["ACCOUNT_WIDE", "PROJECT_WIDE", "JsonObject", "KeyedRecord", "KeyedRepository"]

@@ -120,6 +120,15 @@ class UnitOfWork(Protocol):
     def metrics(self) -> KeyedRepository: ...
     @property
     def experiments(self) -> KeyedRepository: ...
+    @property
+    def custom_roles(self) -> KeyedRepository:
+        """Custom roles, account-wide (project and environment ""), keyed by role key."""
+        ...
+
+    @property
+    def teams(self) -> KeyedRepository:
+        """Teams, account-wide like custom roles, keyed by team key."""
+        ...
 
 
 class Store(Protocol):

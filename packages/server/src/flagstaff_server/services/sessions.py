@@ -148,7 +148,7 @@ def subject_actor(uow: UnitOfWork, subject: str, *, admin_token: str | None) -> 
             return authenticate(uow, admin_token, admin_token=admin_token)
         token = uow.tokens.get(token_id)
         if token is not None and token.revoked is None:
-            return token_actor(token)
+            return token_actor(uow, token)
     raise Unauthorized("the session has ended; sign in again")
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from flagstaff_server.domain.document import NAME_MAX_LENGTH, is_valid_key
 from flagstaff_server.domain.policy import parse_statements, statement_json
 from flagstaff_server.errors import NotFound, ValidationError
+from flagstaff_server.services import custom_roles
 from flagstaff_server.services.access import (
     ROLE_RANK,
     Actor,
@@ -36,6 +37,8 @@ class TokenRequest:
     (docs/workflows.md, "Who may bypass"); admin tokens may anyway."""
     inline_role: list[Any] | None = None
     """LaunchDarkly's `inlineRole`: a policy the token carries (docs/access.md)."""
+    custom_role_ids: list[Any] | None = None
+    """LaunchDarkly's `customRoleIds`: stored roles the token carries (by `_id`, or by key)."""
 
 
 def resource_of(token_id: str) -> str:
@@ -61,6 +64,11 @@ def represent(record: TokenRecord, *, secret: str | None = None) -> JsonObject:
         "environmentKey": record.environment,
         "bypassApprovals": record.doc.get("bypassApprovals") is True,
         **({"inlineRole": record.doc["inlineRole"]} if "inlineRole" in record.doc else {}),
+        **(
+            {"customRoleIds": record.doc["customRoleIds"]}
+            if record.doc.get("customRoleIds")
+            else {}
+        ),
         "_links": {"self": {"href": f"/api/v2/tokens/{record.id}", "type": "application/json"}},
     }
     return body
@@ -77,7 +85,7 @@ def check_request(uow: UnitOfWork, request: TokenRequest, *, ceiling: Role) -> R
     if request.description is not None:
         check_string(request.description, "/description")
     role = request.role
-    if role is None and request.inline_role is not None:
+    if role is None and (request.inline_role is not None or request.custom_role_ids):
         role = ceiling
     if role not in ROLE_RANK:
         raise ValidationError(
@@ -103,12 +111,30 @@ def check_request(uow: UnitOfWork, request: TokenRequest, *, ceiling: Role) -> R
     return role  # type: ignore[return-value]
 
 
+def checked_role_ids(uow: UnitOfWork, values: list[Any] | None) -> list[str]:
+    """The `_id`s of the named custom roles (each given by `_id` or key); 400 at the first
+    unknown one."""
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise ValidationError("customRoleIds must be an array of role ids", path="/customRoleIds")
+    ids: list[str] = []
+    for index, value in enumerate(values):
+        found = custom_roles.find(uow, value) if isinstance(value, str) and value else None
+        if found is None:
+            raise ValidationError(f"no custom role {value!r}", path=f"/customRoleIds/{index}")
+        if found.id not in ids:
+            ids.append(found.id)
+    return ids
+
+
 def create_token(plane: ControlPlane, actor: Actor, request: TokenRequest) -> JsonObject:
     """Create a token and return its representation with the secret, which is never shown again."""
     authorize(actor, "admin")
     secret = new_secret()
     with plane.write(actor) as tx:
         role = check_request(tx.uow, request, ceiling=actor.role)
+        role_ids = checked_role_ids(tx.uow, request.custom_role_ids)
         inline = (
             None
             if request.inline_role is None
@@ -131,6 +157,7 @@ def create_token(plane: ControlPlane, actor: Actor, request: TokenRequest) -> Js
                 "description": request.description or "",
                 "bypassApprovals": request.bypass_approvals,
                 **({"inlineRole": inline} if inline is not None else {}),
+                **({"customRoleIds": role_ids} if role_ids else {}),
             },
         )
         tx.uow.tokens.add(record)

@@ -384,3 +384,30 @@ experiments = Table(
     Column("doc", Text, nullable=False),
     Index("ix_experiments_key", "project", "environment", "key", unique=True),
 )
+
+# Identity (issue 19): custom roles and teams, account-wide keyed documents (project and
+# environment "").
+custom_roles = Table(
+    "custom_roles",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("project", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    Index("ix_custom_roles_key", "project", "environment", "key", unique=True),
+)
+teams = Table(
+    "teams",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("project", Text, nullable=False),
+    Column("environment", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("doc", Text, nullable=False),
+    Index("ix_teams_key", "project", "environment", "key", unique=True),
+)

@@ -32,7 +32,7 @@ from flagstaff_server.adapters.sql.notice_repository import SqlNotices
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
 from flagstaff_server.adapters.sql.replication import SqlReplication, is_read_only_refusal
 from flagstaff_server.adapters.sql.scheduled_change_repository import SqlScheduledChanges
-from flagstaff_server.adapters.sql.schema import experiments, metrics
+from flagstaff_server.adapters.sql.schema import custom_roles, experiments, metrics, teams
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
 from flagstaff_server.adapters.sql.transaction import Transaction
@@ -66,6 +66,8 @@ class SqlUnitOfWork:
         self.approval_requests = SqlApprovalRequests(tx)
         self.metrics = SqlKeyed(tx, metrics, "metric")
         self.experiments = SqlKeyed(tx, experiments, "experiment")
+        self.custom_roles = SqlKeyed(tx, custom_roles, "custom role")
+        self.teams = SqlKeyed(tx, teams, "team")
 
 
 class SqlStore:

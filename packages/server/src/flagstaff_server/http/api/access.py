@@ -81,7 +81,7 @@ def require(
             project=params.get(project) if project else None,
             environment=params.get(env) if env else None,
         )
-        if actor.policy is not None:
+        if actor.has_policy:
             check_route_action(request, actor)
         return actor
 

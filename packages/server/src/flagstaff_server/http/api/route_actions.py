@@ -60,6 +60,7 @@ INTEGRATION = f"{P}:integration/{{id}}"
 """A project's chat integration: LaunchDarkly names no action for it, so a change asks for the
 webhook action of the same kind on the integration's own resource."""
 METRIC = f"{P}:metric/{{metricKey}}"
+ROLE = "role/{customRoleKey}"
 EXPERIMENTS = f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/experiments"
 EXPERIMENT = f"{E}:experiment/{{experimentKey}}"
 METRIC_UPDATES = tuple(sorted(METRIC_ACTIONS - {"createMetric", "deleteMetric"}))
@@ -174,6 +175,13 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("POST", f"{API}/accounts"): Needs("createMember", "member/*"),
     ("POST", f"{API}/accounts/{{accountId}}"): Needs("updateRole", "member/{accountId}"),
     ("DELETE", f"{API}/accounts/{{accountId}}"): Needs("deleteMember", "member/{accountId}"),
+    ("GET", f"{API}/roles"): SIGNED_IN,
+    ("POST", f"{API}/roles"): Needs("createRole", "role/*"),
+    ("GET", f"{API}/roles/{{customRoleKey}}"): SIGNED_IN,
+    ("PATCH", f"{API}/roles/{{customRoleKey}}"): Needs(
+        "updatePolicy", ROLE, ("updateName", "updateDescription", "updateBasePermissions")
+    ),
+    ("DELETE", f"{API}/roles/{{customRoleKey}}"): Needs("deleteRole", ROLE),
     ("GET", f"{API}/status/notices"): SIGNED_IN,
     ("POST", f"{API}/status/notices"): Needs("createNotice", "notice/*"),
     ("GET", f"{API}/status/notices/{{noticeId}}"): SIGNED_IN,

@@ -76,8 +76,8 @@ class TokenPost(Request):
     name: str
     role: Literal["reader", "writer", "admin"] | None = Field(
         default=None,
-        description="Required unless `inlineRole` is given; with it, the ceiling of the token "
-        "(the creator's role when omitted)",
+        description="Required unless `inlineRole` or `customRoleIds` is given; with them, the "
+        "ceiling of the token (the creator's role when omitted)",
     )
     description: str | None = None
     project_key: str | None = None
@@ -87,7 +87,11 @@ class TokenPost(Request):
         description="Flagstaff's addition: the token may change environments that require "
         "approval without an approval request (admin tokens may anyway)",
     )
-    custom_role_ids: Ignored = None
+    custom_role_ids: list[Any] | None = Field(
+        default=None,
+        description="Custom roles the token carries (their `_id`s, or keys); with `inlineRole` "
+        "the most permissive of them wins, within `role` (docs/access.md)",
+    )
     inline_role: list[Any] | None = Field(
         default=None,
         description="A policy the token carries (LaunchDarkly statements); every request is "
@@ -187,6 +191,9 @@ class Token(Response):
     bypass_approvals: bool
     inline_role: list[dict[str, Any]] | None = Field(
         default=None, description="The policy the token carries, when it was given one"
+    )
+    custom_role_ids: list[str] | None = Field(
+        default=None, description="The custom roles the token carries, when it was given some"
     )
     links: Links = Field(alias="_links")
 

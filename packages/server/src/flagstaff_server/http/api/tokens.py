@@ -41,6 +41,7 @@ def create_token(plane: Plane, actor: Admin, body: schema.TokenPost) -> JsonObje
         description=body.description,
         bypass_approvals=bool(body.bypass_approvals),
         inline_role=body.inline_role,
+        custom_role_ids=body.custom_role_ids,
     )
     return tokens.create_token(plane, actor, request)
 
