@@ -1,9 +1,13 @@
 // A flag's approval requests in the current environment (docs/workflows.md, "Approval
 // requests"): the list with each request's instructions, reviews and conflicts, and the review
-// (approve, decline), apply and delete buttons; `requestApproval` turns an edit the environment
-// refused with 405 into a request for it.
+// (approve, decline), apply and delete buttons, and for review a diff of what the instructions
+// change against the flag as it is now (change_preview.js); `requestApproval` turns an edit the
+// environment refused with 405 into a request for it.
 import { get, post, del, enc, ApiError } from './api.js';
 import { h, clear, button, time } from './dom.js';
+import { lineDiff } from './diff.js';
+import { previewChanges } from './change_preview.js';
+import { currentEnvironment, sendWithComment } from './comment_dialog.js';
 
 export function requestsUrl(project, key, env) {
   return `/api/v2/projects/${enc(project)}/flags/${enc(key)}/environments/${enc(env)}/approval-requests`;
@@ -15,10 +19,28 @@ export function needsApproval(error) {
 
 export async function requestApproval(ctx, key, instructions, comment) {
   const { app } = ctx;
-  const description = comment || `Change ${key} in ${app.env}: ${instructions.map((i) => i.kind).join(', ')}`;
-  const body = { description, instructions };
-  if (comment) body.comment = comment;
-  return post(requestsUrl(app.project, key, app.env), body);
+  const env = currentEnvironment(app);
+  return sendWithComment((given) => {
+    const description = given || `Change ${key} in ${app.env}: ${instructions.map((i) => i.kind).join(', ')}`;
+    const body = { description, instructions };
+    if (given) body.comment = given;
+    return post(requestsUrl(app.project, key, app.env), body);
+  }, { comment, required: Boolean(env.requireComments), title: `Request approval for ${key}`, env });
+}
+
+// The request's instructions as a diff against the flag now, one block per instruction.
+export function changeDiff(flag, env, instructions) {
+  return h('div', { class: 'change-diff' }, previewChanges(flag, env, instructions).map((part) => {
+    if (part.unknown) {
+      return h('div', {}, h('h3', {}, part.title), h('pre', {}, `${JSON.stringify(part.unknown, null, 2)}\n(not shown as a diff)`));
+    }
+    if (part.before.join('\n') === part.after.join('\n')) {
+      return h('div', {}, h('h3', {}, part.title), h('p', { class: 'muted' }, `${part.after.join(', ') || 'none'}: no change from the flag as it is now`));
+    }
+    const lines = lineDiff(part.before.join('\n'), part.after.join('\n'));
+    return h('div', {}, h('h3', {}, part.title),
+      h('pre', { class: 'diff', 'aria-label': `${part.title}: now and as requested` }, lines.map(([kind, line]) => h('span', { class: `d-${kind}` }, `${kind === 'add' ? '+ ' : kind === 'del' ? '- ' : '  '}${line}\n`))));
+  }));
 }
 
 function reviewLine(review) {
@@ -27,7 +49,7 @@ function reviewLine(review) {
   return h('li', {}, `${who} ${verb}`, review.comment ? `: ${review.comment}` : '', ' (', time(review.creationDate), ')');
 }
 
-function requestCard(ctx, item, { base, canWrite, refresh, onApplied }) {
+function requestCard(ctx, item, { base, canWrite, refresh, onApplied, currentFlag }) {
   const { notify, app } = ctx;
   const pending = item.status === 'pending';
   const mine = item.requestorId === app.session.id;
@@ -50,7 +72,8 @@ function requestCard(ctx, item, { base, canWrite, refresh, onApplied }) {
   return h('li', { class: 'approval', dataset: { id: item._id } },
     h('p', {}, h('strong', {}, item.description), ' — ', `${who}, `, time(item.creationDate)),
     h('p', {}, `Status: ${item.status}; review: ${item.reviewStatus}`, item.executionDate ? ['; runs at ', time(item.executionDate)] : ''),
-    h('pre', { class: 'instructions' }, JSON.stringify(item.instructions, null, 2)),
+    pending ? changeDiff(currentFlag(), app.env, item.instructions) : null,
+    h('details', {}, h('summary', {}, 'Instructions as sent'), h('pre', { class: 'instructions' }, JSON.stringify(item.instructions, null, 2))),
     item.conflicts.length ? h('ul', { class: 'notice', role: 'note' }, item.conflicts.map((c) => h('li', {}, `Conflict: ${c.reason}`))) : null,
     item.allReviews.length ? h('ul', {}, item.allReviews.map(reviewLine)) : null,
     pending && canWrite ? h('div', { class: 'actions' },
@@ -60,7 +83,8 @@ function requestCard(ctx, item, { base, canWrite, refresh, onApplied }) {
       button('Delete request', remove, { class: 'danger' })) : null);
 }
 
-export function approvalsSection(ctx, key, { canWrite, onApplied }) {
+// `currentFlag()` gives the flag as the page has it now, for the diffs.
+export function approvalsSection(ctx, key, { canWrite, onApplied, currentFlag }) {
   const { app } = ctx;
   const base = requestsUrl(app.project, key, app.env);
   const host = h('div', { id: 'approval-requests' });
@@ -68,7 +92,7 @@ export function approvalsSection(ctx, key, { canWrite, onApplied }) {
     const answer = await get(base);
     const items = answer.items;
     clear(host, items.length
-      ? h('ul', { class: 'approvals' }, items.map((item) => requestCard(ctx, item, { base, canWrite, refresh, onApplied })))
+      ? h('ul', { class: 'approvals' }, items.map((item) => requestCard(ctx, item, { base, canWrite, refresh, onApplied, currentFlag })))
       : h('p', { class: 'muted' }, `No approval requests for this flag in ${app.env}.`));
   }
   return { element: host, refresh };

@@ -9,6 +9,9 @@ import { showFieldError, clearFieldErrors } from './form_error.js';
 import { evaluationChart } from './chart.js';
 import { variationEditor } from './variation_editor.js';
 import { approvalsSection, needsApproval, requestApproval } from './approvals.js';
+import { currentEnvironment, sendWithComment } from './comment_dialog.js';
+import { scheduledChangesSection } from './scheduled_changes.js';
+import { triggersSection } from './flag_triggers.js';
 
 const TOTAL = 100000;
 
@@ -320,7 +323,10 @@ export async function render(ctx, rawKey) {
   const approvals = approvalsSection(ctx, key, {
     canWrite,
     onApplied: async () => { state.flag = await get(flagUrl); redrawAll(true); },
+    currentFlag: () => state.flag,
   });
+  const environment = currentEnvironment(app);
+  const commentRequired = Boolean(environment.requireComments);
 
   // the environment requires approval (405): the same instructions become a request for it
   function offerApproval(error, instructions, why) {
@@ -328,7 +334,7 @@ export async function render(ctx, rawKey) {
       h('p', {}, error.message),
       button('Request approval', async () => {
         try {
-          await requestApproval(ctx, key, instructions, why);
+          if (await requestApproval(ctx, key, instructions, why) === null) return;
           approvalBox.hidden = true;
           notify('Approval requested: a reviewer can approve it below, then it can be applied.', 'success');
           await approvals.refresh();
@@ -336,7 +342,7 @@ export async function render(ctx, rawKey) {
       }, { class: 'primary', id: 'request-approval' }));
     approvalBox.hidden = false;
   }
-  const comment = h('input', { autocomplete: 'off', placeholder: 'why (shown in the audit log)' });
+  const comment = h('input', { autocomplete: 'off', placeholder: 'why (shown in the audit log)', required: commentRequired });
   const editorHost = h('div');
   const header = h('div');
   const compareHost = h('div');
@@ -364,10 +370,14 @@ export async function render(ctx, rawKey) {
     const config = state.flag.environments[app.env];
     if (!on && !window.confirm(`Turn ${state.flag.key} off in ${app.env}? Everyone gets the off variation.`)) return;
     try {
-      state.flag = await patchSemantic(flagUrl, {
-        environmentKey: app.env, comment: comment.value || (on ? 'turned on' : 'turned off (kill switch)'),
+      // where comments are required, the dialog asks for one: no made-up comment is sent there
+      const fallback = commentRequired ? '' : (on ? 'turned on' : 'turned off (kill switch)');
+      const updated = await sendWithComment((given) => patchSemantic(flagUrl, {
+        environmentKey: app.env, comment: given || fallback || undefined,
         instructions: [{ kind: on ? 'turnFlagOn' : 'turnFlagOff' }],
-      }, state.flag._version);
+      }, state.flag._version), { comment: comment.value, required: commentRequired, title: `Turn ${state.flag.key} ${on ? 'on' : 'off'} in ${environment.name || app.env}`, env: environment });
+      if (updated === null) { document.getElementById('kill-switch').focus(); return; }
+      state.flag = updated;
       notify(`${state.flag.key} is ${on ? 'on' : 'off'} in ${app.env}`, 'success');
       redrawAll(false);
       document.getElementById('kill-switch').focus();
@@ -402,6 +412,11 @@ export async function render(ctx, rawKey) {
         showFieldError(editorHost, `${path}/rolloutWeights`, `The percentages add up to ${pct}%; they must add up to 100%.`);
       }
       notify('Not saved: a percentage rollout must add up to 100%.', 'error');
+      return;
+    }
+    if (commentRequired && !comment.value.trim()) {
+      showFieldError(form, 'comment', `${environment.name || app.env} requires a comment on every change.`);
+      notify('Not saved: a comment is required.', 'error');
       return;
     }
     try {
@@ -454,7 +469,7 @@ export async function render(ctx, rawKey) {
   const form = h('form', { novalidate: true, 'aria-label': `Targeting in ${app.env}` },
     editorHost,
     h('div', { class: 'savebar' },
-      field('Comment', comment),
+      field(commentRequired ? 'Comment (required)' : 'Comment', comment, { field: 'comment' }),
       h('button', { type: 'submit', class: 'primary', id: 'save-targeting', disabled: !canWrite }, 'Save targeting'),
       button('Discard changes', () => redrawAll(true))));
   form.addEventListener('submit', save);
@@ -503,7 +518,9 @@ export async function render(ctx, rawKey) {
   async function flagWide(instructions, done, form) {
     if (form) clearFieldErrors(form);
     try {
-      state.flag = await patchSemantic(flagUrl, { instructions }, state.flag._version);
+      const updated = await sendWithComment((given) => patchSemantic(flagUrl, { instructions, comment: given }, state.flag._version), { title: `${done}: ${state.flag.key}` });
+      if (updated === null) return;
+      state.flag = updated;
       notify(`${done}. ${state.flag.key} is now at version ${state.flag._version}.`, 'success');
       drawHeader();
       clear(settingsHost, settings());
@@ -514,6 +531,7 @@ export async function render(ctx, rawKey) {
         notify(`Someone else changed this flag (now version ${state.flag._version}). Your settings are still in the form; save again to apply them.`, 'error');
         return;
       }
+      if (needsApproval(error)) { offerApproval(error, instructions, ''); return; }
       const where = error.path ? error.path.replace(/^\/instructions\/\d+\/?/, '').replace(/^value$/, '') : error.path;
       if (!(error instanceof ApiError) || !form || !showFieldError(form, where, error.message)) notify(error.message, 'error');
     }
@@ -532,7 +550,8 @@ export async function render(ctx, rawKey) {
   // were added or removed (which renumbers the indices the draft holds).
   async function saveVariations(instructions, version) {
     try {
-      const updated = await patchSemantic(flagUrl, { instructions }, version);
+      const updated = await sendWithComment((given) => patchSemantic(flagUrl, { instructions, comment: given }, version), { title: `Save variations of ${state.flag.key}` });
+      if (updated === null) throw new Error('Variations not saved: a comment is required and none was given.');
       const reshaped = instructions.some((i) => i.kind !== 'updateVariation');
       const draftChanged = JSON.stringify(state.draft) !== JSON.stringify(state.original);
       state.flag = updated;
@@ -545,6 +564,7 @@ export async function render(ctx, rawKey) {
         variations.rebase(latest);
         notify(`Someone else changed this flag (now version ${latest._version}). Your variation edits are still in the form; save again to apply them on top.`, 'error');
       }
+      if (needsApproval(error)) offerApproval(error, instructions, '');
       throw error;
     }
   }
@@ -552,6 +572,8 @@ export async function render(ctx, rawKey) {
 
   const settingsHost = h('div');
   const chartHost = h('div');
+  const scheduled = scheduledChangesSection(ctx, key, { canWrite, currentFlag: () => state.flag, commentRequired });
+  const triggers = triggersSection(ctx, key, { canWrite, commentRequired });
   clear(main,
     readOnlyNote,
     header,
@@ -559,13 +581,15 @@ export async function render(ctx, rawKey) {
     approvalBox,
     h('section', { 'aria-labelledby': 'targeting-title' }, h('h2', { id: 'targeting-title', class: 'visually-hidden' }, `Targeting in ${app.env}`), form),
     section(`Approval requests in ${app.env}`, approvals.element),
+    section(`Scheduled changes in ${app.env}`, scheduled.element),
+    section(`Triggers in ${app.env}`, triggers.element),
     section('Compare environments', compareHost),
     section('Evaluations', chartHost),
     h('section', { class: 'card', 'aria-labelledby': 'variations-title' }, h('h2', { id: 'variations-title' }, 'Variations (all environments)'), variations.element),
     h('section', { class: 'card', 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings (all environments)'), settingsHost),
     h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
   redrawAll(false);
-  approvals.refresh().catch((error) => notify(error.message, 'error'));
+  for (const part of [approvals, scheduled, triggers]) part.refresh().catch((error) => notify(error.message, 'error'));
   clear(settingsHost, settings());
   evaluationChart(chartHost, app.project, app.env, flag);
 }

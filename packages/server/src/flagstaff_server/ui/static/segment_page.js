@@ -5,6 +5,7 @@ import { get, post, patchSemantic, enc, ApiError } from './api.js';
 import { h, clear, field, button } from './dom.js';
 import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
+import { currentEnvironment } from './comment_dialog.js';
 
 const lines = (text) => text.split(/[\n,]/).map((v) => v.trim()).filter(Boolean);
 
@@ -229,15 +230,24 @@ export async function render(ctx, rawKey) {
         button('Add rule', () => { d.rules.push({ id: null, clauses: [newClause()], weight: '', bucketBy: '', description: '' }); draw(); })));
   }
 
+  const environment = currentEnvironment(app);
+  const commentRequired = Boolean(environment.requireComments);
+  const comment = h('input', { autocomplete: 'off', placeholder: 'why (shown in the audit log)', required: commentRequired });
   const form = h('form', { novalidate: true }, host, h('div', { class: 'savebar' },
+    field(commentRequired ? 'Comment (required)' : 'Comment', comment, { field: 'comment' }),
     h('button', { type: 'submit', class: 'primary', id: 'save-segment' }, 'Save segment')));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearFieldErrors(form);
     const { instructions, origin } = segmentInstructions(state.original, state.draft);
     if (!instructions.length) { notify('Nothing to save.'); return; }
+    if (commentRequired && !comment.value.trim()) {
+      showFieldError(form, 'comment', `${environment.name || app.env} requires a comment on every change.`);
+      return;
+    }
     try {
-      state.segment = await patchSemantic(url, { instructions }, state.segment.version);
+      state.segment = await patchSemantic(url, { instructions, comment: comment.value.trim() || undefined }, state.segment.version);
+      comment.value = '';
       state.original = draftOf(state.segment); state.draft = draftOf(state.segment);
       conflict.hidden = true;
       notify(`Saved segment ${key} (version ${state.segment.version}).`, 'success');
@@ -253,7 +263,7 @@ export async function render(ctx, rawKey) {
         conflict.hidden = false;
         return;
       }
-      const where = segmentFieldPath(error.path, origin);
+      const where = error.path === '/comment' ? 'comment' : segmentFieldPath(error.path, origin);
       if (!(error instanceof ApiError) || !showFieldError(form, where, error.message)) notify(error.message, 'error');
     }
   });
