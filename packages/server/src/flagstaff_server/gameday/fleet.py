@@ -1,6 +1,7 @@
 """Lightweight protocol clients, many per event loop: FDv1 and FDv2 streaming and polling
 server-side clients and client-side (`/eval`) streams, each holding what it was last sent of
 the probe flag, reconnecting with jittered backoff and honouring `Retry-After`, as SDKs do.
+FDv2 clients send the state they hold as `basis`, so a reconnect resumes with a delta.
 They keep their last data through any failure, as SDKs keep theirs.
 
 It speaks the wire protocols only; what a client holds is judged in `recorder`.
@@ -39,6 +40,10 @@ class ClientView:
     connected: bool = False
     errors: int = 0
     sheds: int = 0
+    resumes: int = 0
+    """FDv2 transfers that answered a basis with changes or nothing (the client resumed)."""
+    full_transfers: int = 0
+    """FDv2 transfers of everything, asked with a basis or not."""
     holding: Holding = field(default_factory=Holding)
 
     def hold(self, value: str | None) -> None:
@@ -97,6 +102,8 @@ class ProtocolClient:
         self.tuning = tuning
         self.rng = rng
         self._etag: str | None = None
+        self._basis: str | None = None
+        """The FDv2 state last transferred in full (sent back as `basis`)."""
         self._failures = 0
 
     async def run(self) -> None:
@@ -145,7 +152,10 @@ class ProtocolClient:
             headers["If-None-Match"] = self._etag
         try:
             response = await self.http.get(
-                f"{self.base_url}{path}", headers=headers, timeout=self.tuning.read_timeout
+                f"{self.base_url}{path}",
+                headers=headers,
+                params=self._basis_params(),
+                timeout=self.tuning.read_timeout,
             )
         except httpx.HTTPError:
             return self._failed(None)
@@ -162,12 +172,29 @@ class ProtocolClient:
             flag = None
             for event in body.get("events", []):
                 data = event.get("data") or {}
-                if event.get("event") == "put-object" and data.get("key") == PROBE_FLAG:
+                name = event.get("event")
+                if name == "put-object" and data.get("key") == PROBE_FLAG:
                     flag = data.get("object")
+                elif name in ("server-intent", "payload-transferred"):
+                    self._transfer_event(name, data)
         self.view.connected = True
         if flag is not None:
             self.view.hold(served_value(flag))
         return None
+
+    def _basis_params(self) -> dict[str, str] | None:
+        return {"basis": self._basis} if self._basis and self.view.kind.startswith("fdv2") else None
+
+    def _transfer_event(self, name: str, data: Any) -> None:
+        """FDv2 bookkeeping: what kind of transfer answered, and the state to resume from."""
+        if name == "server-intent":
+            payloads = data.get("payloads") or [{}]
+            if payloads[0].get("intentCode") == "xfer-full":
+                self.view.full_transfers += 1
+            else:
+                self.view.resumes += 1
+        elif name == "payload-transferred" and isinstance(data.get("state"), str):
+            self._basis = data["state"]
 
     # streaming -----------------------------------------------------------------------------
 
@@ -181,8 +208,11 @@ class ProtocolClient:
     async def _stream_once(self) -> float | None:
         url, headers = self._stream_target()
         timeout = httpx.Timeout(self.tuning.read_timeout)
+        params = self._basis_params()
         try:
-            async with self.http.stream("GET", url, headers=headers, timeout=timeout) as response:
+            async with self.http.stream(
+                "GET", url, headers=headers, params=params, timeout=timeout
+            ) as response:
                 if response.status_code != 200:
                     await response.aread()
                     return self._failed(response)
@@ -208,8 +238,10 @@ class ProtocolClient:
         elif kind == "fdv2-stream":
             if name == "put-object" and data.get("key") == PROBE_FLAG:
                 pending["flag"] = data.get("object")
-            elif name == "payload-transferred" and "flag" in pending:
-                self.view.hold(served_value(pending.pop("flag")))
+            elif name in ("server-intent", "payload-transferred"):
+                self._transfer_event(name, data)
+                if name == "payload-transferred" and "flag" in pending:
+                    self.view.hold(served_value(pending.pop("flag")))
         elif name == "put" and PROBE_FLAG in data:
             self.view.hold(str(data[PROBE_FLAG].get("value")))
         elif name == "patch" and data.get("key") == PROBE_FLAG:

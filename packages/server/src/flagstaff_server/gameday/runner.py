@@ -48,7 +48,9 @@ class Options:
 
 def run_gameday(scenario: Scenario, options: Options, console: Console) -> dict[str, Any]:
     console.print(f"starting the two-region topology in {options.work_dir} ...")
-    topology = Topology.start(options.work_dir)
+    topology = Topology.start(
+        options.work_dir, delivery_env=scenario.delivery_settings(options.clients)
+    )
     try:
         report = asyncio.run(_run(scenario, options, topology, console))
     finally:

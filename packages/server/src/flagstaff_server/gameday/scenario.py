@@ -103,9 +103,16 @@ class Phase:
     """The phase lasts at least this long after its action, whatever the run's duration."""
 
 
+def no_settings(_clients: int) -> dict[str, str]:
+    return {}
+
+
 @dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
     summary: str
     phases: tuple[Phase, ...]
     checks: Callable[[Mapping[str, Any], Drill], list[Check]]
+    delivery_settings: Callable[[int], dict[str, str]] = no_settings
+    """Environment settings for the delivery nodes, given the number of protocol clients (a
+    scenario's admission limits scale with its fleet)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,15 @@ class Topology:
     proxies: list[FaultProxy] = field(default_factory=list)
 
     @classmethod
-    def start(cls, root: Path, *, heartbeat_seconds: float = 1.0) -> Topology:
+    def start(
+        cls,
+        root: Path,
+        *,
+        heartbeat_seconds: float = 1.0,
+        delivery_env: Mapping[str, str] | None = None,
+    ) -> Topology:
+        """`delivery_env`: settings for both delivery nodes on top of the common ones (a
+        scenario's admission limits)."""
         root.mkdir(parents=True, exist_ok=True)
         pair = generate_key_pair()
         private, public = root / "break-glass.key", root / "break-glass.pub"
@@ -96,7 +105,9 @@ class Topology:
         public.write_bytes(pair.public_pem)
         cluster = PostgresCluster()
         try:
-            return cls._start(root, cluster, private, public, heartbeat_seconds)
+            return cls._start(
+                root, cluster, private, public, heartbeat_seconds, dict(delivery_env or {})
+            )
         except BaseException:
             cluster.close()
             raise
@@ -109,6 +120,7 @@ class Topology:
         private: Path,
         public: Path,
         heartbeat_seconds: float,
+        delivery_env: dict[str, str],
     ) -> Topology:
         primary = cluster.start_primary("a")
         analytics = cluster.start_primary("analytics")
@@ -125,7 +137,11 @@ class Topology:
                 role=role,
                 data_dir=root / f"{region}-{role}",
                 args=["--database", database.url],
-                env={**common, "FLAGSTAFF_REGION": region},
+                env={
+                    **common,
+                    "FLAGSTAFF_REGION": region,
+                    **(delivery_env if role == "delivery" else {}),
+                },
             )
 
         a_api = node("a", "api", primary)

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from flagstaff_server.gameday.scenario import Scenario
-from flagstaff_server.gameday.scenarios import cold_restart, control_plane_down
+from flagstaff_server.gameday.scenarios import cold_restart, control_plane_down, reconnect_storm
 
 SCENARIOS: dict[str, Scenario] = {
-    scenario.name: scenario for scenario in (control_plane_down.SCENARIO, cold_restart.SCENARIO)
+    scenario.name: scenario
+    for scenario in (control_plane_down.SCENARIO, cold_restart.SCENARIO, reconnect_storm.SCENARIO)
 }
