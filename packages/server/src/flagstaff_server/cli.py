@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "audit_log",
     "completion",
     "migrate",
+    "code_references",
     "gameday",
 )
 

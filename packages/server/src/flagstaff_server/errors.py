@@ -7,6 +7,7 @@
     │   ├── AlreadyExists               a key is taken
     │   └── VersionConflict             an optimistic-concurrency check failed
     │       └── LostRace                    another writer committed between read and write
+    │   └── SequenceConflict            a code-references upload older than the stored one
     ├── InvalidInput              400  malformed request
     │   ├── MalformedJson               the body is not JSON at all
     │   ├── ValidationError             invalid data at a JSON pointer `path`
@@ -54,6 +55,13 @@ class VersionConflict(Conflict):
 class LostRace(VersionConflict):
     """The store's compare-and-set failed although the caller asked for no particular version:
     use cases retry these (re-reading and re-applying), so only exhausted retries answer 409."""
+
+
+class SequenceConflict(Conflict):
+    """A branch of code references PUT with an `updateSequenceId` not above the stored one:
+    LaunchDarkly's code, which `ld-find-code-refs` reads."""
+
+    code = "updateSequenceId_conflict"
 
 
 class InvalidInput(FlagstaffError):

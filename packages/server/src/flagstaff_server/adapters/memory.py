@@ -58,6 +58,11 @@ class InMemoryUnitOfWork:
         self.experiments = InMemoryKeyed(state.experiments, journal, "experiment")
         self.custom_roles = InMemoryKeyed(state.custom_roles, journal, "custom role")
         self.teams = InMemoryKeyed(state.teams, journal, "team")
+        self.code_ref_repositories = InMemoryKeyed(
+            state.code_ref_repositories, journal, "repository"
+        )
+        self.code_ref_branches = InMemoryKeyed(state.code_ref_branches, journal, "branch")
+        self.code_ref_extinctions = InMemoryKeyed(state.code_ref_extinctions, journal, "extinction")
 
 
 class InMemoryReplication:

@@ -56,3 +56,6 @@ class MemoryState:
     experiments: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
     custom_roles: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
     teams: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
+    code_ref_repositories: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
+    code_ref_branches: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
+    code_ref_extinctions: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)

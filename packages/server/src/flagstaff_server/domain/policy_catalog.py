@@ -168,6 +168,16 @@ ACTIONS_BY_PATH: Mapping[ResourcePath, frozenset[str]] = {
     ),
     ("proj", "metric"): METRIC_ACTIONS,
     ("webhook",): WEBHOOK_ACTIONS,
+    ("code-reference-repository",): frozenset(
+        {
+            "createCodeRefsRepository",
+            "deleteCodeRefsRepository",
+            "updateCodeRefsRepositoryBranches",
+            "updateCodeRefsRepositoryConfiguration",
+            "updateCodeRefsRepositoryName",
+            "updateCodeRefsRepositoryOn",
+        }
+    ),
     ("role",): frozenset(
         {
             "createRole",
@@ -218,7 +228,6 @@ RESOURCE_PATHS: frozenset[ResourcePath] = frozenset(
         *ACTIONS_BY_PATH,
         ("acct",),
         ("application",),
-        ("code-reference-repository",),
         ("domain-verification",),
         ("integration",),
         ("pending-request",),

@@ -130,6 +130,21 @@ class UnitOfWork(Protocol):
         """Teams, account-wide like custom roles, keyed by team key."""
         ...
 
+    @property
+    def code_ref_repositories(self) -> KeyedRepository:
+        """Code-reference repositories, scope ("", ""), key the repository name."""
+        ...
+
+    @property
+    def code_ref_branches(self) -> KeyedRepository:
+        """A repository's branches and their references, scope (repository, "")."""
+        ...
+
+    @property
+    def code_ref_extinctions(self) -> KeyedRepository:
+        """Extinction events, scope (repository, branch), key the event's id."""
+        ...
+
 
 class Store(Protocol):
     def unit_of_work(self, *, read_only: bool = False) -> AbstractContextManager[UnitOfWork]:

@@ -411,3 +411,25 @@ teams = Table(
     Column("doc", Text, nullable=False),
     Index("ix_teams_key", "project", "environment", "key", unique=True),
 )
+
+
+def _keyed(name: str) -> Table:
+    return Table(
+        name,
+        metadata,
+        Column("id", Text, primary_key=True),
+        Column("project", Text, nullable=False),
+        Column("environment", Text, nullable=False),
+        Column("key", Text, nullable=False),
+        Column("version", Integer, nullable=False),
+        Column("created_ms", BigInteger, nullable=False),
+        Column("doc", Text, nullable=False),
+        Index(f"ix_{name}_key", "project", "environment", "key", unique=True),
+    )
+
+
+# Code references (issue 21), keyed documents whose two scope columns hold, for a repository,
+# ("", ""); for a branch, (repository, ""); for an extinction, (repository, branch).
+code_ref_repositories = _keyed("code_ref_repositories")
+code_ref_branches = _keyed("code_ref_branches")
+code_ref_extinctions = _keyed("code_ref_extinctions")

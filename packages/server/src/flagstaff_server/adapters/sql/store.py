@@ -32,7 +32,15 @@ from flagstaff_server.adapters.sql.notice_repository import SqlNotices
 from flagstaff_server.adapters.sql.project_repository import SqlProjects
 from flagstaff_server.adapters.sql.replication import SqlReplication, is_read_only_refusal
 from flagstaff_server.adapters.sql.scheduled_change_repository import SqlScheduledChanges
-from flagstaff_server.adapters.sql.schema import custom_roles, experiments, metrics, teams
+from flagstaff_server.adapters.sql.schema import (
+    code_ref_branches,
+    code_ref_extinctions,
+    code_ref_repositories,
+    custom_roles,
+    experiments,
+    metrics,
+    teams,
+)
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
 from flagstaff_server.adapters.sql.token_repository import SqlTokens
 from flagstaff_server.adapters.sql.transaction import Transaction
@@ -68,6 +76,9 @@ class SqlUnitOfWork:
         self.experiments = SqlKeyed(tx, experiments, "experiment")
         self.custom_roles = SqlKeyed(tx, custom_roles, "custom role")
         self.teams = SqlKeyed(tx, teams, "team")
+        self.code_ref_repositories = SqlKeyed(tx, code_ref_repositories, "repository")
+        self.code_ref_branches = SqlKeyed(tx, code_ref_branches, "branch")
+        self.code_ref_extinctions = SqlKeyed(tx, code_ref_extinctions, "extinction")
 
 
 class SqlStore:

@@ -63,6 +63,8 @@ METRIC = f"{P}:metric/{{metricKey}}"
 ROLE = "role/{customRoleKey}"
 EXPERIMENTS = f"{API}/projects/{{projectKey}}/environments/{{environmentKey}}/experiments"
 EXPERIMENT = f"{E}:experiment/{{experimentKey}}"
+CODE_REFS = f"{API}/code-refs/repositories"
+REPOSITORY = "code-reference-repository/{repo}"
 METRIC_UPDATES = tuple(sorted(METRIC_ACTIONS - {"createMetric", "deleteMetric"}))
 """Where the path does not name the flag (`/approval-requests/{id}`): the action must be allowed
 on every flag, which over-asks rather than under-asks."""
@@ -144,6 +146,27 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("PATCH", f"{EXPERIMENTS}/{{experimentKey}}"): Needs("updateExperiment", EXPERIMENT),
     ("POST", f"{EXPERIMENTS}/{{experimentKey}}/iterations"): Needs("updateExperiment", EXPERIMENT),
     ("GET", f"{EXPERIMENTS}/{{experimentKey}}/metrics/{{metricKey}}/results"): view(),
+    ("GET", CODE_REFS): SIGNED_IN,
+    ("POST", CODE_REFS): Needs("createCodeRefsRepository", "code-reference-repository/*"),
+    ("GET", f"{CODE_REFS}/{{repo}}"): SIGNED_IN,
+    ("PATCH", f"{CODE_REFS}/{{repo}}"): Needs(
+        "updateCodeRefsRepositoryConfiguration", REPOSITORY, ("updateCodeRefsRepositoryOn",)
+    ),
+    ("DELETE", f"{CODE_REFS}/{{repo}}"): Needs("deleteCodeRefsRepository", REPOSITORY),
+    ("GET", f"{CODE_REFS}/{{repo}}/branches"): SIGNED_IN,
+    ("POST", f"{CODE_REFS}/{{repo}}/branch-delete-tasks"): Needs(
+        "updateCodeRefsRepositoryBranches", REPOSITORY
+    ),
+    ("GET", f"{CODE_REFS}/{{repo}}/branches/{{branch}}"): SIGNED_IN,
+    ("PUT", f"{CODE_REFS}/{{repo}}/branches/{{branch}}"): Needs(
+        "updateCodeRefsRepositoryBranches", REPOSITORY
+    ),
+    ("POST", f"{CODE_REFS}/{{repo}}/branches/{{branch}}/extinction-events"): Needs(
+        "updateCodeRefsRepositoryBranches", REPOSITORY
+    ),
+    ("GET", f"{API}/code-refs/extinctions"): SIGNED_IN,
+    ("GET", f"{API}/code-refs/statistics/{{projectKey}}"): view(),
+    ("GET", f"{API}/code-refs/usage/{{projectKey}}/{{featureFlagKey}}"): view(),
     ("GET", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): view(),
     ("POST", f"{API}/segments/{{projectKey}}/{{environmentKey}}"): Needs(
         "createSegment", f"{E}:segment/*"
