@@ -8,14 +8,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from code_refs_api import ADMIN_TOKEN, PROJECT
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
 from support.in_process import api_server, asgi_client
 from support.services import empty_postgres, postgres_database
 
-ADMIN_TOKEN = "code-refs-admin-token"
-PROJECT = "p"
 STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from conftest import PROJECT
+from code_refs_api import PROJECT
 
 REPOS = "/api/v2/code-refs/repositories"
 PROBLEM = "application/problem+json"
