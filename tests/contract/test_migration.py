@@ -147,3 +147,34 @@ def test_upgrading_to_epochs_puts_existing_changes_in_epoch_one(sql_url: str) ->
     assert seq == 2
     assert (first.epoch, first.started_after_seq, first.reason) == (1, 0, "initial")
     assert (first.timeline is None) == (store.dialect == "sqlite")
+
+
+def test_upgrading_to_members_gives_accounts_their_base_role_and_one_owner(sql_url: str) -> None:
+    engine = create_store_engine(sql_url)
+    try:
+        upgrade(engine, "0013")
+        with engine.begin() as connection:
+            for account, role, created in (
+                ("w", "writer", 1),
+                ("a", "admin", 2),
+                ("b", "admin", 3),
+            ):
+                connection.exec_driver_sql(
+                    "INSERT INTO accounts (id, email, role, password_hash, created_ms, doc)"
+                    f" VALUES ('{account}', '{account}@x.y', '{role}', 'h', {created}, '{{}}')"
+                )
+    finally:
+        engine.dispose()
+    store = SqlStore(sql_url)
+    try:
+        with store.unit_of_work(read_only=True) as uow:
+            found = {
+                a.id: (a.role, a.doc["baseRole"], a.doc["customRoles"]) for a in uow.accounts.list()
+            }
+    finally:
+        store.close()
+    assert found == {
+        "w": ("writer", "writer", []),
+        "a": ("admin", "owner", []),
+        "b": ("admin", "admin", []),
+    }

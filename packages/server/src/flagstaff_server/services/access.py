@@ -19,7 +19,12 @@ from flagstaff_server.domain.policy import Resource, parse_statements
 from flagstaff_server.domain.role_policy import Caller, Grant, RolePolicy, decide
 from flagstaff_server.errors import Forbidden, Unauthorized
 from flagstaff_server.services.experiment_ports import ACCOUNT_WIDE, PROJECT_WIDE, KeyedRecord
-from flagstaff_server.services.ports import Role, TokenRecord, UnitOfWork
+from flagstaff_server.services.member_access import (
+    ACCOUNT_SUBJECT_PREFIX,
+    member_grant,
+    member_of_subject,
+)
+from flagstaff_server.services.ports import AccountRecord, Role, TokenRecord, UnitOfWork
 
 ROLE_RANK: Mapping[Role, int] = {"reader": 0, "writer": 1, "admin": 2}
 
@@ -47,6 +52,12 @@ class Actor:
     (a token's inline policy or custom roles, then its role as the ceiling; a member's roles).
     None: the fixed role and scope rules below decide alone."""
 
+    policy_only: bool = False
+    """A member (signed in, not through a token): its grants alone decide, so the fixed role
+    checks pass and every route asks the member's policies (`role` is then only shown)."""
+    member_id: str | None = None
+    """The member behind the caller: the signed-in member, or the owner of a personal token."""
+
     @property
     def has_policy(self) -> bool:
         return self.grants is not None
@@ -73,6 +84,8 @@ class Actor:
         tokens may read it, but only unscoped tokens may change it. Likewise an environment-scoped
         token may read project-wide resources but change only its environment's.
         """
+        if self.policy_only:
+            return True
         if ROLE_RANK[self.role] < ROLE_RANK[role]:
             return False
         if self.project is None:
@@ -175,20 +188,34 @@ def token_actor(uow: UnitOfWork, record: TokenRecord) -> Actor:
         environment=record.environment,
         approval_bypass=record.doc.get("bypassApprovals") is True,
         grants=token_grants(uow, record),
+        member_id=owner.id if (owner := owner_of(uow, record)) is not None else None,
     )
+
+
+def owner_of(uow: UnitOfWork, record: TokenRecord) -> AccountRecord | None:
+    return member_of_subject(uow, str(record.doc.get("ownerId", "")))
 
 
 def token_grants(uow: UnitOfWork, record: TokenRecord) -> tuple[Grant, ...] | None:
     """A token with an inline policy or custom roles: those (most permissive among them), within
-    its role as the ceiling. None for a token with neither."""
+    its role as the ceiling; a member's personal token also within the member's current grant.
+    None for a token with none of these (the fixed role and scope rules decide)."""
     own = [role_policy(role.doc) for role in token_roles(uow, record)]
     statements = record.doc.get("inlineRole")
     if statements is not None:
         inline = parse_statements(statements, path="/inlineRole", actions=None)
         own.append(RolePolicy(key="inlineRole", statements=inline))
-    if not own and not record.doc.get("customRoleIds"):
-        return None
-    return (Grant(custom_roles=tuple(own)), Grant(base_role=record.role))
+    owner = str(record.doc.get("ownerId", ""))
+    member: tuple[Grant, ...] = ()
+    if owner.startswith(ACCOUNT_SUBJECT_PREFIX):
+        found = member_of_subject(uow, owner)
+        member = (Grant() if found is None else member_grant(uow, found),)
+    ceiling = Grant(base_role=record.role)
+    if own or record.doc.get("customRoleIds"):
+        return (Grant(custom_roles=tuple(own)), ceiling, *member)
+    if member:
+        return (ceiling, *member)
+    return None
 
 
 def token_roles(uow: UnitOfWork, record: TokenRecord) -> list[KeyedRecord]:

@@ -13,14 +13,19 @@ from dataclasses import dataclass, replace
 from flagstaff_server.domain.document import NAME_MAX_LENGTH
 from flagstaff_server.errors import Forbidden, NotFound, ValidationError
 from flagstaff_server.services.access import ROLE_RANK, Actor, authorize
+from flagstaff_server.services.member_access import (
+    ACCOUNT_SUBJECT_PREFIX,
+    base_role_of,
+    member_grant,
+)
 from flagstaff_server.services.password import check_strength, hash_password
 from flagstaff_server.services.plane import ControlPlane, epoch_millis, new_id
-from flagstaff_server.services.ports import AccountRecord, JsonObject, Role
+from flagstaff_server.services.ports import AccountRecord, JsonObject, Role, UnitOfWork
 
 # Deliberately loose: one @, something on each side, no spaces. Mail is never sent.
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 EMAIL_MAX_LENGTH = 254
-ACCOUNT_ACTOR_PREFIX = "account:"
+ACCOUNT_ACTOR_PREFIX = ACCOUNT_SUBJECT_PREFIX
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,8 +41,18 @@ def subject_of(account_id: str) -> str:
     return f"{ACCOUNT_ACTOR_PREFIX}{account_id}"
 
 
-def actor_of(record: AccountRecord) -> Actor:
-    return Actor(token_id=subject_of(record.id), name=record.email, role=record.role)
+def actor_of(uow: UnitOfWork, record: AccountRecord) -> Actor:
+    """The signed-in member, decided by their roles as they are now (`member_access`)."""
+    grant = member_grant(uow, record)
+    return Actor(
+        token_id=subject_of(record.id),
+        name=record.email,
+        role=record.role,
+        grants=(grant,),
+        policy_only=True,
+        member_id=record.id,
+        approval_bypass=base_role_of(record) in ("admin", "owner") and not grant.custom_roles,
+    )
 
 
 def resource_of(account_id: str) -> str:
@@ -97,7 +112,11 @@ def create_account(plane: ControlPlane, actor: Actor, request: AccountRequest) -
             role=role,
             password_hash=password_hash,
             created=tx.now,
-            doc={"name": name, "createdBy": actor.token_id},
+            doc={
+                "name": name,
+                "createdBy": actor.token_id,
+                "baseRole": role,
+            },
         )
         tx.uow.accounts.add(record)
         tx.audit(
@@ -137,6 +156,7 @@ def update_account(
             record,
             role=new_role or record.role,
             password_hash=new_hash or record.password_hash,
+            doc={**record.doc, "baseRole": new_role} if new_role else record.doc,
         )
         tx.uow.accounts.replace(updated)
         tx.uow.sessions.delete_subject(subject_of(account_id))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from flagstaff_server.errors import Forbidden, Unauthorized
@@ -23,8 +23,9 @@ from flagstaff_server.services.access import (
     token_actor,
 )
 from flagstaff_server.services.accounts import ACCOUNT_ACTOR_PREFIX, actor_of
+from flagstaff_server.services.member_access import is_active, member_of_subject
 from flagstaff_server.services.password import decoy_hash, verify_password
-from flagstaff_server.services.plane import ControlPlane, Transaction
+from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import SessionRecord, UnitOfWork
 
 # A session ends this long after sign-in, whatever happens in between.
@@ -86,6 +87,9 @@ def start_session(
             },
         )
         uow.sessions.delete_expired(now)
+        member = member_of_subject(uow, subject)
+        if member is not None:
+            uow.accounts.replace(replace(member, doc={**member.doc, "lastSeen": epoch_millis(now)}))
         uow.sessions.add(
             SessionRecord(
                 id_hash=hash_secret(cookie),
@@ -108,15 +112,18 @@ def sign_in_with_password(
     throttle.check(email=email, client=client, now=plane.clock())
     with plane.read() as uow:
         record = uow.accounts.find_by_email(email.strip().lower())
+        if record is not None and (not is_active(record) or not record.password_hash):
+            record = None  # deactivated, or invited and not yet joined
+        actor = None if record is None else actor_of(uow, record)
     if record is None:
         verify_password(password, decoy_hash())
-    if record is None or not verify_password(password, record.password_hash):
+    if record is None or actor is None or not verify_password(password, record.password_hash):
         throttle.record_failure(email=email, client=client, now=plane.clock())
         record_failed_sign_in(plane, method="password", email=email, client=client)
         raise Unauthorized("wrong email or password")
     throttle.record_success(email=email)
     subject = f"{ACCOUNT_ACTOR_PREFIX}{record.id}"
-    return start_session(plane, subject, actor_of(record), client=client)
+    return start_session(plane, subject, actor, client=client)
 
 
 def sign_in_with_token(plane: ControlPlane, token: str, *, client: str | None = None) -> SignedIn:
@@ -140,8 +147,8 @@ def subject_actor(uow: UnitOfWork, subject: str, *, admin_token: str | None) -> 
     changed role takes effect on the next request."""
     if subject.startswith(ACCOUNT_ACTOR_PREFIX):
         account = uow.accounts.get(subject.removeprefix(ACCOUNT_ACTOR_PREFIX))
-        if account is not None:
-            return actor_of(account)
+        if account is not None and is_active(account):
+            return actor_of(uow, account)
     elif subject.startswith(TOKEN_SUBJECT_PREFIX):
         token_id = subject.removeprefix(TOKEN_SUBJECT_PREFIX)
         if token_id == ADMIN_TOKEN_ID and admin_token is not None:

@@ -7,7 +7,7 @@ listed; a test walks the OpenAPI document and fails for one that is not (docs/ac
   action its instructions or paths imply).
 - `SIGNED_IN`: account-wide reading (lists of projects, the audit log): LaunchDarkly has no action
   for it, so any authenticated caller may.
-- `PUBLIC`: the session routes, which sign in and out.
+- `PUBLIC`: the session routes, which sign in and out, and accepting an invitation.
 """
 
 from __future__ import annotations
@@ -205,6 +205,14 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
         "updatePolicy", ROLE, ("updateName", "updateDescription", "updateBasePermissions")
     ),
     ("DELETE", f"{API}/roles/{{customRoleKey}}"): Needs("deleteRole", ROLE),
+    ("GET", f"{API}/members"): SIGNED_IN,
+    ("POST", f"{API}/members"): Needs("createMember", "member/*"),
+    ("POST", f"{API}/members/invitations"): PUBLIC,
+    ("POST", f"{API}/members/me/password"): SIGNED_IN,
+    ("GET", f"{API}/members/me/tokens"): SIGNED_IN,
+    ("GET", f"{API}/members/{{id}}"): SIGNED_IN,
+    ("PATCH", f"{API}/members/{{id}}"): Needs("updateRole", "member/{id}", ("updateCustomRole",)),
+    ("DELETE", f"{API}/members/{{id}}"): Needs("deleteMember", "member/{id}"),
     ("GET", f"{API}/status/notices"): SIGNED_IN,
     ("POST", f"{API}/status/notices"): Needs("createNotice", "notice/*"),
     ("GET", f"{API}/status/notices/{{noticeId}}"): SIGNED_IN,
