@@ -152,7 +152,7 @@ def test_upgrading_to_epochs_puts_existing_changes_in_epoch_one(sql_url: str) ->
 def test_upgrading_to_members_gives_accounts_their_base_role_and_one_owner(sql_url: str) -> None:
     engine = create_store_engine(sql_url)
     try:
-        upgrade(engine, "0013")
+        upgrade(engine, "0014")
         with engine.begin() as connection:
             for account, role, created in (
                 ("w", "writer", 1),

@@ -9,8 +9,8 @@ import json
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014"
-down_revision: str | None = "0013"
+revision = "0015"
+down_revision: str | None = "0014"
 branch_labels: str | None = None
 depends_on: str | None = None
 
