@@ -12,6 +12,7 @@ import { approvalsSection, needsApproval, requestApproval } from './approvals.js
 import { currentEnvironment, sendWithComment } from './comment_dialog.js';
 import { scheduledChangesSection } from './scheduled_changes.js';
 import { triggersSection } from './flag_triggers.js';
+import { codeReferencesSection } from './code_references.js';
 
 const TOTAL = 100000;
 
@@ -574,6 +575,7 @@ export async function render(ctx, rawKey) {
   const chartHost = h('div');
   const scheduled = scheduledChangesSection(ctx, key, { canWrite, currentFlag: () => state.flag, commentRequired });
   const triggers = triggersSection(ctx, key, { canWrite, commentRequired });
+  const codeReferences = codeReferencesSection(ctx, key);
   clear(main,
     readOnlyNote,
     header,
@@ -585,11 +587,12 @@ export async function render(ctx, rawKey) {
     section(`Triggers in ${app.env}`, triggers.element),
     section('Compare environments', compareHost),
     section('Evaluations', chartHost),
+    section('Code references', codeReferences.element),
     h('section', { class: 'card', 'aria-labelledby': 'variations-title' }, h('h2', { id: 'variations-title' }, 'Variations (all environments)'), variations.element),
     h('section', { class: 'card', 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings (all environments)'), settingsHost),
     h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
   redrawAll(false);
-  for (const part of [approvals, scheduled, triggers]) part.refresh().catch((error) => notify(error.message, 'error'));
+  for (const part of [approvals, scheduled, triggers, codeReferences]) part.refresh().catch((error) => notify(error.message, 'error'));
   clear(settingsHost, settings());
   evaluationChart(chartHost, app.project, app.env, flag);
 }
