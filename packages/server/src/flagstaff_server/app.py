@@ -58,6 +58,7 @@ from flagstaff_server.services.webhook_delivery import RetryPolicy, WebhookDeliv
 from flagstaff_server.settings import Settings
 from flagstaff_server.status_page import SignedNotices, StatusPageApp, StatusSite
 from flagstaff_server.status_page import handles as status_page_handles
+from flagstaff_server.telemetry.telemetry_port import Telemetry
 from flagstaff_server.ui.asgi import UiApp, is_ui_path
 from flagstaff_server.worker import Job, Worker
 from flagstaff_server.worker import metrics as worker_metrics
@@ -94,8 +95,11 @@ class Flagstaff:
         analytics: AnalyticsStore | None = None,
         clock: Clock = system_clock,
         announce: Callable[[str], None] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.settings = settings
+        self.telemetry = telemetry
+        """OpenTelemetry export (`flagstaff serve` with `OTEL_*` set); None: none."""
         self.clock = clock
         self.version = version()
         self.announce = announce or log.info
@@ -236,6 +240,8 @@ class Flagstaff:
     async def start(self) -> None:
         if self.store is None:
             self.store = await asyncio.to_thread(self.open_store)
+        if self.telemetry is not None:
+            self.telemetry.trace_store(self.store)
         if self.feed is None:
             self.feed = self.open_feed(self.store)
         self.plane = ControlPlane(
@@ -318,6 +324,8 @@ class Flagstaff:
                     directory=self.settings.data_dir / "status",
                 )
             await self.delivery.start()
+            if self.telemetry is not None and self.settings.serves_delivery:
+                self.telemetry.observe_delivery(self.delivery)
             if self.kill_switch is not None:
                 await self.kill_switch.start()
             if self.signed_notices is not None:
@@ -356,6 +364,8 @@ class Flagstaff:
                 analytics=self.analytics,
             )
             await self.ingest.start()
+            if self.telemetry is not None:
+                self.telemetry.observe_ingest(self.ingest)
             assert self.analytics is not None
             self.fleet_watch = FleetWatch(analytics=self.analytics)
             await self.fleet_watch.start()

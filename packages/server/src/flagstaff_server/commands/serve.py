@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ from flagstaff_server.settings import (
     Settings,
     SettingsError,
 )
+from flagstaff_server.telemetry.otel_config import OtelConfig, otel_config
+from flagstaff_server.telemetry.telemetry_port import Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -123,31 +126,53 @@ def run(args: argparse.Namespace) -> int:
             key_grace_seconds=args.key_grace_seconds,
             seed_demo=False if args.no_demo else None,
         )
+        otel = otel_config(os.environ)
     except SettingsError as exc:
         raise CommandError(str(exc), exit_code=2) from exc
     # The app (and SQLAlchemy, FastAPI, the stats stack) is imported only to serve: every other
     # `flagstaff` command builds this parser, and would otherwise spend seconds importing it.
+    # Likewise the OpenTelemetry SDK, and only when the OTEL_* variables ask for an export.
     from flagstaff_server.app import Flagstaff
     from flagstaff_server.delivery.connection import protocol_for
     from flagstaff_server.ingest.connection import with_event_posts
 
     configure_logging(args.log_level)
+    telemetry = start_telemetry(otel, role=settings.role) if otel.enabled else None
     listeners = bind_listeners(settings.host, settings.port)
-    server = Flagstaff(settings, announce=announce)
-    run_until_stopped(
-        server.asgi,
-        host=settings.host,
-        port=settings.port,
-        # Streams of known SDK keys (delivery/connection.py) and event POSTs of known credentials
-        # (ingest/connection.py) are served on the connection itself, with no ASGI task per
-        # stream or request; everything else goes to the ASGI app as usual.
-        http=with_event_posts(
-            protocol_for(lambda: server.delivery if server.ready else None),
-            lambda: server.ingest.app if server.ingest is not None and server.ready else None,
-        ),
-        listeners=listeners,
-        args=args,
-        what="server",
-        log=log,
-    )
+    server = Flagstaff(settings, announce=announce, telemetry=telemetry)
+    try:
+        run_until_stopped(
+            server.asgi,
+            host=settings.host,
+            port=settings.port,
+            # Streams of known SDK keys (delivery/connection.py) and event POSTs of known
+            # credentials (ingest/connection.py) are served on the connection itself, with no
+            # ASGI task per stream or request; everything else goes to the ASGI app as usual.
+            http=with_event_posts(
+                protocol_for(lambda: server.delivery if server.ready else None),
+                lambda: server.ingest.app if server.ingest is not None and server.ready else None,
+            ),
+            listeners=listeners,
+            args=args,
+            what="server",
+            log=log,
+        )
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()  # exports what the last seconds recorded
     return 0
+
+
+def start_telemetry(otel: OtelConfig, *, role: str) -> Telemetry:
+    """The OTLP export `otel` asks for; a one-line error when the `otel` extra is missing."""
+    try:
+        from flagstaff_server.telemetry.otel_export import OtelExport
+    except ImportError as exc:
+        raise CommandError(
+            f"OTEL_* variables ask for an OTLP export, but {exc.name or 'OpenTelemetry'} is not "
+            "installed: install flagstaff-server[otel]",
+            exit_code=2,
+        ) from exc
+    from flagstaff_server.app import version
+
+    return OtelExport(otel, version=version(), role=role)
