@@ -31,11 +31,13 @@ from flagstaff_server.errors import (
     InvalidInput,
     LostRace,
     NotFound,
+    ValidationError,
     VersionConflict,
 )
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.approval_gate import DIRECT, Clearance, check_change
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
+from flagstaff_server.services.experiment_ports import ACCOUNT_WIDE, PROJECT_WIDE
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import FlagRecord, JsonObject, UnitOfWork
 from flagstaff_server.services.race import retry_lost_races
@@ -281,6 +283,7 @@ def edited_document(tx: Transaction, record: FlagRecord, request: EditRequest) -
         return apply_flag_merge_patch(record.doc, edit.merge, new_id=new_flag_id)
     if edit.environment_key is not None:
         authorize(tx.actor, "writer", project=record.project, environment=edit.environment_key)
+    check_maintainer_teams(tx.uow, edit.instructions)
     result = apply_semantic_patch(
         record.doc,
         edit.instructions,
@@ -290,6 +293,19 @@ def edited_document(tx: Transaction, record: FlagRecord, request: EditRequest) -
         flag_lookup=lookup_in(tx.uow, record.project),
     )
     return None if result.delete else result.document
+
+
+def check_maintainer_teams(uow: UnitOfWork, instructions: list[JsonObject]) -> None:
+    """`updateMaintainerTeam` names a team that exists (400 at its `value` otherwise)."""
+    for index, instruction in enumerate(instructions):
+        if instruction.get("kind") != "updateMaintainerTeam":
+            continue
+        key = instruction.get("value")
+        if not isinstance(key, str) or uow.teams.get(ACCOUNT_WIDE, PROJECT_WIDE, key) is None:
+            raise ValidationError(
+                f"instruction {index} (updateMaintainerTeam): no team {key!r}",
+                path=f"/instructions/{index}/value",
+            )
 
 
 def patch_flag(

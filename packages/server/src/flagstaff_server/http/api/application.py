@@ -36,6 +36,7 @@ from flagstaff_server.http.api import (
     schema,
     segments,
     sessions,
+    teams,
     tokens,
     webhooks,
 )
@@ -84,6 +85,7 @@ def routers() -> Sequence[APIRouter]:
         accounts.router,
         roles.router,
         members.router,
+        teams.router,
         notices.router,
         webhooks.router,
         integrations.router,
