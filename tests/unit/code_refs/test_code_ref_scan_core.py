@@ -3,11 +3,14 @@ hunks with context lines, the configuration's checks, and when a flag is stale."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from flagstaff_server.code_refs.aliases import aliases_of, convert
 from flagstaff_server.code_refs.config import ConfigError, parse_config
 from flagstaff_server.code_refs.hunks import hunks_of
 from flagstaff_server.code_refs.matcher import Matcher
+from flagstaff_server.code_refs.scan import pattern_aliases
 from flagstaff_server.domain.flag_staleness import NEW_FOR_MS, staleness
 
 
@@ -100,3 +103,25 @@ def test_a_flag_is_stale_when_archived_or_serving_one_value_everywhere_once_a_we
     assert not staleness(_flag(a=off, b=targeted), week).stale
     assert not staleness(_flag(a=off, b={**launched, "fallthrough": {"variation": 0}}), week).stale
     assert staleness({**_flag(a=targeted), "archived": True}, 0).reason == "archived"
+
+
+def test_a_file_pattern_takes_its_own_first_group_before_or_after_the_key(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "flags.py").write_text('CHECKOUT = "new-checkout"\n')
+    (tmp_path / "flags.json").write_text('{"dark-mode": "DarkTheme"}\n')
+    config = parse_config(
+        {
+            "aliases": {
+                "conventions": [],
+                "filePattern": [
+                    {"paths": ["*.py"], "patterns": ['(\\w+) = "FLAG_KEY"']},
+                    {"paths": ["*.json"], "patterns": ['"FLAG_KEY": "(\\w+)"']},
+                ],
+            }
+        }
+    )
+    found = pattern_aliases(
+        tmp_path, config, ["new-checkout", "dark-mode"], ["flags.py", "flags.json"]
+    )
+    assert found == {"new-checkout": ["CHECKOUT"], "dark-mode": ["DarkTheme"]}

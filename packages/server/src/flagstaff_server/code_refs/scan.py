@@ -34,18 +34,21 @@ def pattern_aliases(
     """Aliases found by the file patterns: in each pattern's files, group 1 of every match of
     the pattern with `FLAG_KEY` standing for a key."""
     found: dict[str, list[str]] = {}
-    keys = list(keys)
+    # the placeholder as an alternation of every key: one pass per pattern and file
+    either = "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))
     for entry in config.file_patterns:
         chosen = [f for f in files if any(fnmatch.fnmatch(f, glob) for glob in entry.paths)]
         texts = [t for t in (read_text_file(root / f) for f in chosen) if t is not None]
+        compiled = [
+            re.compile(head + f"(?P<flagstaff_key>{either})" + tail)
+            for head, _, tail in (p.partition(PLACEHOLDER) for p in entry.patterns)
+        ]
         for text in (t.decode("utf-8", errors="replace") for t in texts):
-            for pattern in entry.patterns:
-                head, _, tail = pattern.partition(PLACEHOLDER)
-                # one pass per pattern: the placeholder as an alternation of every key
-                either = "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))
-                compiled = re.compile(f"{head}(?P<flagstaff_key>{either}){tail}")
-                for match in compiled.finditer(text):
-                    alias, key = match.group(1), match.group("flagstaff_key")
+            for pattern in compiled:
+                # the pattern's own first group, which may come after the key's
+                first = 2 if pattern.groupindex["flagstaff_key"] == 1 else 1
+                for match in pattern.finditer(text):
+                    alias, key = match.group(first), match.group("flagstaff_key")
                     if alias and alias not in found.setdefault(key, []):
                         found[key].append(alias)
     return found
