@@ -19,13 +19,15 @@ from typing import Any
 import httpx
 import pytest
 from support.deadlines import wait_until
-from support.management import admin_client, create_flag, create_project, served_flags
+from support.management import admin_client, create_project, served_flags
 from support.otlp_receiver import OtlpReceiver, ReceivedMetric, ReceivedSpan, otlp_receiver
 from support.processes import ServeProcess, running
 
 pytestmark = [pytest.mark.slow]
 
 TOKEN = "api-otel-admin"
+CALLER_TRACE = "5b8efff798038103d269b633813fc60c"
+CALLER_SPAN = "eee19b7ec3c1b174"
 
 
 @pytest.fixture
@@ -87,7 +89,17 @@ def test_api_requests_store_calls_and_delivery_and_ingestion_figures_arrive_over
     server = ServeProcess(data_dir=tmp_path, admin_token=TOKEN, env=otel_environment(receiver))
     with running(server), admin_client(server.url, TOKEN) as api:
         keys = create_project(api)
-        create_flag(api, "checkout")
+        # the caller's trace context (W3C traceparent) is continued by the request's span
+        created = api.post(
+            "/api/v2/flags/shop",
+            json={
+                "key": "checkout",
+                "name": "checkout",
+                "variations": [{"value": 1}, {"value": 2}],
+            },
+            headers={"traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"},
+        )
+        assert created.status_code == 201, created.text
         assert "checkout" in served_flags(server.url, keys.sdk_key)
         events = [{"kind": "custom", "key": "purchase", "creationDate": 1}]
         posted = httpx.post(
@@ -109,6 +121,8 @@ def test_api_requests_store_calls_and_delivery_and_ingestion_figures_arrive_over
         assert request.resource["service.name"] == "flagstaff"
         assert request.resource["deployment.environment.name"] == "test"
         assert request.resource["flagstaff.role"] == "all"
+        assert request.span.trace_id.hex() == CALLER_TRACE
+        assert request.span.parent_span_id.hex() == CALLER_SPAN
 
         insert = span_named(receiver, "INSERT flags", **{"db.system.name": "sqlite"})
         assert insert.span.trace_id == request.span.trace_id
