@@ -40,6 +40,7 @@ from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.fleet_summary import FleetWatch
+from flagstaff_server.ingest.metric_totals import aggregator
 from flagstaff_server.notice import Notice
 from flagstaff_server.regions.epoch_watch import EpochWatch
 from flagstaff_server.regions.region_status import RegionStatus
@@ -62,6 +63,7 @@ from flagstaff_server.telemetry.telemetry_port import Telemetry
 from flagstaff_server.ui.asgi import UiApp, is_ui_path
 from flagstaff_server.worker import Job, Worker
 from flagstaff_server.worker import metrics as worker_metrics
+from flagstaff_server.worker.automated_release_job import automated_release_job
 from flagstaff_server.worker.scheduled_change_job import scheduled_change_job
 from flagstaff_server.worker.webhook_job import webhook_job
 
@@ -186,7 +188,15 @@ class Flagstaff:
         return [
             scheduled_change_job(plane, every=poll),
             webhook_job(self.webhook_delivery(plane), every=poll),
+            automated_release_job(plane, aggregator(self.analytics_store), every=poll),
         ]
+
+    def analytics_store(self) -> AnalyticsStore:
+        """The analytics store, opened on first use (a worker-only process opens it when a
+        guarded rollout first looks at its metrics)."""
+        if self.analytics is None:
+            self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)
+        return self.analytics
 
     def webhook_delivery(self, plane: ControlPlane) -> WebhookDelivery:
         settings = self.settings

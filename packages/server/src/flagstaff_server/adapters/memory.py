@@ -63,6 +63,7 @@ class InMemoryUnitOfWork:
         )
         self.code_ref_branches = InMemoryKeyed(state.code_ref_branches, journal, "branch")
         self.code_ref_extinctions = InMemoryKeyed(state.code_ref_extinctions, journal, "extinction")
+        self.releases = InMemoryKeyed(state.releases, journal, "automated release")
 
 
 class InMemoryReplication:

@@ -4,6 +4,7 @@ Keeps no references to callers' objects."""
 
 from __future__ import annotations
 
+import builtins
 import copy
 from dataclasses import replace
 from typing import Protocol, TypeVar
@@ -62,3 +63,6 @@ class InMemoryKeyed:
             r for r in self._table.values() if (r.project, r.environment) == (project, environment)
         ]
         return copy.deepcopy(sorted(chosen, key=lambda r: (r.created, r.id)))
+
+    def everywhere(self) -> builtins.list[KeyedRecord]:
+        return copy.deepcopy(sorted(self._table.values(), key=lambda r: (r.created, r.id)))

@@ -83,6 +83,25 @@ FLAG_INSTRUCTION_ACTIONS: Mapping[str, Needed] = {
 }
 """Every flag instruction kind Flagstaff applies (a test keeps this in step with the handlers)."""
 
+
+def release_action(item: Any) -> Needed | None:
+    """The action an automated-release instruction needs (LaunchDarkly's measured-rollout
+    actions: on a rule when it names one, else on the fallthrough), or None for another kind."""
+    kind = item.get("kind") if isinstance(item, dict) else None
+    on_rule = isinstance(item, dict) and item.get("ruleId") is not None
+    if kind == "startAutomatedRelease":
+        return _env(
+            "updateRulesWithMeasuredRollout" if on_rule else "updateFallthroughWithMeasuredRollout"
+        )
+    if kind == "stopAutomatedRelease":
+        return _env(
+            "stopMeasuredRolloutOnFlagRule" if on_rule else "stopMeasuredRolloutOnFlagFallthrough"
+        )
+    if kind in ("pauseAutomatedRelease", "resumeAutomatedRelease"):
+        return _env("updateMeasuredRolloutConfiguration")
+    return None
+
+
 SEGMENT_INSTRUCTION_ACTIONS: Mapping[str, str] = {
     **{
         f"{verb}{side}{what}": f"update{side}"
@@ -131,8 +150,12 @@ def flag_patch_accesses(
     """The (action, resource) pairs a flag semantic patch needs, each once, in order. An unknown
     kind needs nothing here: the patch itself refuses it with a 400."""
     found: dict[tuple[str, str], Resource] = {}
-    for kind in instruction_kinds(instructions):
-        needed = FLAG_INSTRUCTION_ACTIONS.get(kind)
+    given = [item for item in instructions if isinstance(item, dict)]
+    for item in given:
+        kind = item.get("kind")
+        if not isinstance(kind, str):
+            continue
+        needed = FLAG_INSTRUCTION_ACTIONS.get(kind) or release_action(item)
         if needed is None:
             continue
         where = environment if needed.scope == "environment" and environment else ANY_ENVIRONMENT

@@ -103,6 +103,8 @@ class Actor:
 
 # The server itself, for what it does unasked at first start (demo project, first admin token).
 SYSTEM = Actor(token_id="flagstaff", name="Flagstaff (first start)", role="admin")
+# The worker stepping progressive and guarded rollouts that someone allowed to start them.
+RELEASES = Actor(token_id="flagstaff-releases", name="Flagstaff automated release", role="admin")
 
 
 def authorize(

@@ -24,6 +24,7 @@ from flagstaff_server.errors import NotFound
 from flagstaff_server.services.access import (
     ADMIN_TOKEN_ID,
     ADMIN_TOKEN_NAME,
+    RELEASES,
     SYSTEM,
     Actor,
     authorize,
@@ -180,6 +181,7 @@ def token_names(uow: UnitOfWork) -> dict[str, str]:
     names.update({f"account:{record.id}": record.email for record in uow.accounts.list()})
     names[ADMIN_TOKEN_ID] = ADMIN_TOKEN_NAME
     names[SYSTEM.token_id] = SYSTEM.name
+    names[RELEASES.token_id] = RELEASES.name
     return names
 
 

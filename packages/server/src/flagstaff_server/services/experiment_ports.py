@@ -4,6 +4,7 @@ declarations, like `services.ports`; the memory and SQL adapters implement them.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -47,6 +48,10 @@ class KeyedRepository(Protocol):
 
     def list(self, project: str, environment: str) -> list[KeyedRecord]:
         """The records of the project (and environment), oldest first."""
+        ...
+
+    def everywhere(self) -> builtins.list[KeyedRecord]:
+        """Every record of every project and environment, oldest first."""
         ...
 
 

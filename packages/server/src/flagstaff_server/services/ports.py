@@ -145,6 +145,12 @@ class UnitOfWork(Protocol):
         """Extinction events, scope (repository, branch), key the event's id."""
         ...
 
+    @property
+    def releases(self) -> KeyedRepository:
+        """Progressive and guarded rollouts, per environment, keyed by id
+        (`services.automated_releases`)."""
+        ...
+
 
 class Store(Protocol):
     def unit_of_work(self, *, read_only: bool = False) -> AbstractContextManager[UnitOfWork]:

@@ -1,8 +1,10 @@
-"""The SQL repository of keyed documents (tables `metrics` and `experiments`). Rows to records
+"""The SQL repository of keyed documents (tables `metrics`, `experiments`
+and `automated_releases`). Rows to records
 and back inside the unit of work's transaction; never commits."""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import orjson
@@ -59,6 +61,11 @@ class SqlKeyed:
             .where(c.project == project, c.environment == environment)
             .order_by(c.created_ms, c.id)
         )
+        return [_record(row) for row in rows]
+
+    def everywhere(self) -> builtins.list[KeyedRecord]:
+        c = self._table.c
+        rows = self._tx.connection.execute(select(self._table).order_by(c.created_ms, c.id))
         return [_record(row) for row in rows]
 
 

@@ -433,3 +433,6 @@ def _keyed(name: str) -> Table:
 code_ref_repositories = _keyed("code_ref_repositories")
 code_ref_branches = _keyed("code_ref_branches")
 code_ref_extinctions = _keyed("code_ref_extinctions")
+
+# Progressive and guarded rollouts (issue 17), per environment, keyed by the release's id.
+automated_releases = _keyed("automated_releases")

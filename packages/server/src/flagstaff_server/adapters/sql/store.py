@@ -33,6 +33,7 @@ from flagstaff_server.adapters.sql.project_repository import SqlProjects
 from flagstaff_server.adapters.sql.replication import SqlReplication, is_read_only_refusal
 from flagstaff_server.adapters.sql.scheduled_change_repository import SqlScheduledChanges
 from flagstaff_server.adapters.sql.schema import (
+    automated_releases,
     code_ref_branches,
     code_ref_extinctions,
     code_ref_repositories,
@@ -79,6 +80,7 @@ class SqlUnitOfWork:
         self.code_ref_repositories = SqlKeyed(tx, code_ref_repositories, "repository")
         self.code_ref_branches = SqlKeyed(tx, code_ref_branches, "branch")
         self.code_ref_extinctions = SqlKeyed(tx, code_ref_extinctions, "extinction")
+        self.releases = SqlKeyed(tx, automated_releases, "automated release")
 
 
 class SqlStore:

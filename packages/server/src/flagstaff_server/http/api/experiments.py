@@ -15,8 +15,8 @@ from starlette.responses import Response
 
 from flagstaff_server.http.api.access import EnvironmentKey, Plane, ProjectKey, Reader, Writer
 from flagstaff_server.http.api.payload import json_response, read_json
-from flagstaff_server.ingest.experiment_aggregation import MetricQuery, aggregate_metric
 from flagstaff_server.ingest.insight_api import analytics_of
+from flagstaff_server.ingest.metric_totals import metric_totals
 from flagstaff_server.services import experiment_results, experiments
 from flagstaff_server.services.experiment_results import MetricScope, Totals
 
@@ -144,23 +144,7 @@ async def metric_results(
     def aggregate(scope: MetricScope) -> Sequence[Totals]:
         # Looked up only once the experiment and metric are known to exist: an unknown one is a
         # 404 in any process, the analytics store's absence a 503 only where it matters.
-        analytics = analytics_of(request)
-        query = MetricQuery(
-            project=scope.project,
-            environment=scope.environment,
-            flag_key=scope.flag_key,
-            first_version=scope.first_version,
-            last_version=scope.last_version,
-            context_kind=scope.context_kind,
-            event_key=scope.metric.event_key,
-            numeric=scope.metric.numeric,
-            aggregation=scope.metric.aggregation,
-            **({} if scope.end_ms is None else {"end_ms": scope.end_ms}),
-        )
-        rows = analytics.run(lambda connection: aggregate_metric(connection, query))
-        return [
-            Totals(r.variation, r.units, r.total, r.total_squares, r.event_values_sum) for r in rows
-        ]
+        return metric_totals(analytics_of(request), scope)
 
     body = await run_in_threadpool(
         experiment_results.metric_results,

@@ -17,7 +17,7 @@ from flagstaff_server.http.api.payload import (
     json_response,
     read_json,
 )
-from flagstaff_server.services import copy, flags
+from flagstaff_server.services import automated_releases, copy, flags
 from flagstaff_server.services.access import Actor, authorize, authorize_accesses
 from flagstaff_server.services.edit import parse_edit
 from flagstaff_server.services.edit_access import flag_edit_needs
@@ -134,6 +134,11 @@ async def patch_flag(
         expected_version=expected_version(request),
     )
     authorize_accesses(actor, flag_edit_needs(edit.edit, project=projectKey, key=featureFlagKey))
+    if automated_releases.is_release_patch(edit):
+        patched = await run_in_threadpool(
+            automated_releases.patch_release, plane, actor, projectKey, featureFlagKey, edit
+        )
+        return json_response(patched)
     patched = await run_in_threadpool(
         flags.patch_flag, plane, actor, projectKey, featureFlagKey, edit
     )

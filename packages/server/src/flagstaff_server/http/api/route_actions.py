@@ -111,6 +111,7 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("PATCH", f"{TRIGGERS}/{{id}}"): Needs("updateTriggers", FLAG_IN_ENV),
     ("DELETE", f"{TRIGGERS}/{{id}}"): Needs("deleteTriggers", FLAG_IN_ENV),
     ("GET", f"{SCHEDULED}/scheduled-changes"): view(),
+    ("GET", f"{SCHEDULED}/automated-releases"): view(),
     ("POST", f"{SCHEDULED}/scheduled-changes"): Needs("updateScheduledChanges", FLAG_IN_ENV),
     ("GET", f"{SCHEDULED}/scheduled-changes/{{id}}"): view(),
     ("PATCH", f"{SCHEDULED}/scheduled-changes/{{id}}"): Needs(
