@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
 from flagstaff_server.break_glass import KeyFileError
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.commands.listener import bind_listeners
+from flagstaff_server.commands.otel_start import start_telemetry
 from flagstaff_server.commands.uvicorn_run import (
     add_run_options,
     configure_logging,
@@ -23,6 +25,7 @@ from flagstaff_server.commands.uvicorn_run import (
 from flagstaff_server.relay.config import with_overrides
 from flagstaff_server.relay.config_source import ENV_PREFIX
 from flagstaff_server.settings import SettingsError
+from flagstaff_server.telemetry.otel_config import otel_config
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +74,11 @@ def run(args: argparse.Namespace) -> int:
         config = with_overrides(
             load_config(args.config), host=args.host, port=args.port, data_dir=args.data_dir
         )
+        otel = otel_config(os.environ)
     except SettingsError as exc:
         raise CommandError(str(exc), exit_code=2) from exc
     configure_logging(args.log_level)
+    telemetry = start_telemetry(otel, role="relay") if otel.enabled else None
     # the upstream connections' requests would log every poll at INFO
     logging.getLogger("httpx").setLevel(logging.WARNING)
     listeners = bind_listeners(config.host, config.port)
@@ -83,15 +88,21 @@ def run(args: argparse.Namespace) -> int:
         relay = Relay(config)
     except KeyFileError as exc:
         raise CommandError(f"break_glass.keys: {exc}", exit_code=2) from exc
-    run_until_stopped(
-        relay.asgi,
-        host=config.host,
-        port=config.port,
-        # delivery's connection protocol: SDK streams are served on the connection itself
-        http=protocol_for(lambda: relay.node),
-        listeners=listeners,
-        args=args,
-        what="relay",
-        log=log,
-    )
+    if telemetry is not None:
+        telemetry.observe_delivery(relay.node)  # a relay's delivery figures, as a node's
+    try:
+        run_until_stopped(
+            relay.asgi,
+            host=config.host,
+            port=config.port,
+            # delivery's connection protocol: SDK streams are served on the connection itself
+            http=protocol_for(lambda: relay.node),
+            listeners=listeners,
+            args=args,
+            what="relay",
+            log=log,
+        )
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()
     return 0

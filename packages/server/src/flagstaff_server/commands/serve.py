@@ -15,6 +15,7 @@ from typing import Any
 
 from flagstaff_server.commands.error import CommandError
 from flagstaff_server.commands.listener import bind_listeners
+from flagstaff_server.commands.otel_start import start_telemetry
 from flagstaff_server.commands.uvicorn_run import (
     add_run_options,
     configure_logging,
@@ -43,8 +44,7 @@ from flagstaff_server.settings import (
     Settings,
     SettingsError,
 )
-from flagstaff_server.telemetry.otel_config import OtelConfig, otel_config
-from flagstaff_server.telemetry.telemetry_port import Telemetry
+from flagstaff_server.telemetry.otel_config import otel_config
 
 log = logging.getLogger(__name__)
 
@@ -161,18 +161,3 @@ def run(args: argparse.Namespace) -> int:
         if telemetry is not None:
             telemetry.shutdown()  # exports what the last seconds recorded
     return 0
-
-
-def start_telemetry(otel: OtelConfig, *, role: str) -> Telemetry:
-    """The OTLP export `otel` asks for; a one-line error when the `otel` extra is missing."""
-    try:
-        from flagstaff_server.telemetry.otel_export import OtelExport
-    except ImportError as exc:
-        raise CommandError(
-            f"OTEL_* variables ask for an OTLP export, but {exc.name or 'OpenTelemetry'} is not "
-            "installed: install flagstaff-server[otel]",
-            exit_code=2,
-        ) from exc
-    from flagstaff_server.app import version
-
-    return OtelExport(otel, version=version(), role=role)
