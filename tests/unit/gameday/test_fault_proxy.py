@@ -1,7 +1,7 @@
 """The game day's fault proxy in TCP mode against a loopback echo server: it passes bytes both
 ways, a partition drops what flows on an open connection without resetting it and blackholes new
-ones, healing resets what the partition held and passes new connections again, and a reset fault
-refuses at once."""
+ones, healing resets what the partition held and passes new connections again, a reset fault
+refuses at once, and a retarget moves new connections to another server and resets the open."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from flagstaff_server.gameday.fault_proxy import Fault, FaultProxy
 
 
 @contextmanager
-def echo_server() -> Iterator[int]:
-    """A loopback server echoing every byte, in a thread; its port."""
+def echo_server(tag: bytes = b"") -> Iterator[int]:
+    """A loopback server echoing every byte (upper-cased when `tag` is set), in a thread."""
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
     def serve(connection: socket.socket) -> None:
         with connection:
             while data := connection.recv(4096):
-                connection.sendall(data)
+                connection.sendall(data.upper() if tag else data)
 
     def accept() -> None:
         while not stop.is_set():
@@ -89,3 +89,21 @@ def test_a_reset_fault_refuses_new_connections_at_once() -> None:
         proxy.set(Fault("reset"))
         with connect(proxy) as connection, pytest.raises(ConnectionResetError):
             connection.recv(4096)
+
+
+def test_a_retarget_resets_open_connections_and_sends_new_ones_to_the_other_server() -> None:
+    with (
+        echo_server() as first,
+        echo_server(tag=b"upper") as second,
+        FaultProxy(first, http=False).running() as proxy,
+    ):
+        held = connect(proxy)
+        assert echoed(held, b"before") == b"before"
+
+        proxy.retarget(second)
+        held.settimeout(5)
+        with pytest.raises(ConnectionResetError):
+            held.recv(4096)
+        with connect(proxy) as moved:
+            assert echoed(moved, b"after") == b"AFTER"
+        held.close()

@@ -84,3 +84,18 @@ def test_the_page_has_inline_svg_charts_and_nothing_to_fetch(tmp_path: Path) -> 
     json_path, html_path = write_report(body, tmp_path)
     assert json.loads(json_path.read_text())["scenario"] == "example"
     assert html_path.read_text() == page
+
+
+def test_a_side_by_side_table_is_on_the_page_when_the_report_has_one() -> None:
+    body = report()
+    assert 'id="comparison"' not in html_page(body)
+    body["comparison"] = {
+        "columns": ["figure", "with", "without"],
+        "rows": [["shed <503>", 4, 0], ["ready after (s)", 1.5, None]],
+    }
+
+    page = html_page(body)
+
+    assert '<table id="comparison">' in page
+    assert "<td>shed &lt;503&gt;</td><td>4</td><td>0</td>" in page
+    assert "<td>ready after (s)</td><td>1.5</td><td>n/a</td>" in page

@@ -101,6 +101,13 @@ class FaultProxy:
         if drop:
             self.drop_connections()
 
+    def retarget(self, upstream_port: int) -> None:
+        """Forward new connections to `upstream_port` (a load balancer moved to another node)
+        and reset the open ones, so every client reconnects there."""
+        with self._lock:
+            self.upstream_port = upstream_port
+        self.drop_connections()
+
     def partition(self) -> None:
         """A network partition: new connections are blackholed and whatever flows on the open
         ones is dropped without a reset, as when packets stop arriving."""

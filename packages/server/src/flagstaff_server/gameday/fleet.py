@@ -1,7 +1,9 @@
 """Lightweight protocol clients, many per event loop: FDv1 and FDv2 streaming and polling
 server-side clients and client-side (`/eval`) streams, each holding what it was last sent of
 the probe flag, reconnecting with jittered backoff and honouring `Retry-After`, as SDKs do.
-FDv2 clients send the state they hold as `basis`, so a reconnect resumes with a delta.
+FDv2 clients send the state they hold as `basis`, so a reconnect resumes with a delta. A
+streaming client whose stream keeps failing polls between its attempts to stream again, as
+SDKs with a polling fallback do, and streams once a stream opens.
 They keep their last data through any failure, as SDKs keep theirs.
 
 It speaks the wire protocols only; what a client holds is judged in `recorder`.
@@ -27,6 +29,12 @@ from flagstaff_server.gameday.topology import CONTEXT, PROBE_FLAG
 Kind = Literal["fdv1-stream", "fdv1-poll", "fdv2-stream", "fdv2-poll", "client-stream"]
 KINDS: tuple[Kind, ...] = ("fdv1-stream", "fdv2-stream", "client-stream", "fdv1-poll", "fdv2-poll")
 STREAMING: frozenset[str] = frozenset({"fdv1-stream", "fdv2-stream", "client-stream"})
+FALLBACK_POLL: dict[str, str] = {
+    "fdv1-stream": "fdv1-poll",
+    "fdv2-stream": "fdv2-poll",
+    "client-stream": "client-poll",
+}
+"""What a streaming client polls while its stream is failing."""
 
 
 @dataclass
@@ -44,6 +52,8 @@ class ClientView:
     """FDv2 transfers that answered a basis with changes or nothing (the client resumed)."""
     full_transfers: int = 0
     """FDv2 transfers of everything, asked with a basis or not."""
+    fallback_polls: int = 0
+    """Polls a streaming client made because its stream kept failing."""
     holding: Holding = field(default_factory=Holding)
 
     def hold(self, value: str | None) -> None:
@@ -59,6 +69,8 @@ class Tuning:
     initial_backoff: float = 0.2
     max_backoff: float = 2.0
     max_retry_after: float = 5.0
+    fallback_after_failures: int = 2
+    """A streaming client polls between stream attempts after this many failures in a row."""
 
 
 def served_value(flag: Any) -> str | None:
@@ -111,10 +123,13 @@ class ProtocolClient:
         # clients of a fleet do not all start in the same instant
         await asyncio.sleep(self.rng.uniform(0, self.tuning.poll_seconds))
         while True:
-            wait = await (self._poll_once() if poll else self._stream_once())
+            wait = await (self._poll_once(self.view.kind) if poll else self._stream_once())
             if wait is None:
                 self._failures = 0
                 wait = self.tuning.poll_seconds if poll else 0.0
+            elif not poll and self._failures >= self.tuning.fallback_after_failures:
+                await self._poll_once(FALLBACK_POLL[self.view.kind], fallback=True)
+                wait = max(wait, self.tuning.poll_seconds)
             await asyncio.sleep(wait)
 
     def _backoff(self) -> float:
@@ -145,9 +160,18 @@ class ProtocolClient:
 
     # polling -------------------------------------------------------------------------------
 
-    async def _poll_once(self) -> float | None:
-        path = "/sdk/latest-all" if self.view.kind == "fdv1-poll" else "/sdk/poll"
-        headers = self._headers()
+    def _poll_path(self, kind: str) -> str:
+        if kind == "client-poll":
+            return f"/sdk/evalx/{self.client_side_id}/contexts/{context_path()}"
+        return "/sdk/latest-all" if kind == "fdv1-poll" else "/sdk/poll"
+
+    async def _poll_once(self, kind: str, *, fallback: bool = False) -> float | None:
+        """One poll as `kind`; `fallback`: a streaming client's poll, which neither counts
+        as its connection nor resets its stream backoff. The wait after a failure, else None."""
+        if fallback:
+            self.view.fallback_polls += 1
+        path = self._poll_path(kind)
+        headers = self._headers() if kind != "client-poll" else {"User-Agent": "FlagstaffGameDay/1"}
         if self._etag:
             headers["If-None-Match"] = self._etag
         try:
@@ -158,15 +182,19 @@ class ProtocolClient:
                 timeout=self.tuning.read_timeout,
             )
         except httpx.HTTPError:
-            return self._failed(None)
+            return None if fallback else self._failed(None)
         if response.status_code == 304:
-            self.view.connected = True
+            self.view.connected = self.view.connected or not fallback
             return None
         if response.status_code != 200:
-            return self._failed(response)
+            return None if fallback else self._failed(response)
         self._etag = response.headers.get("etag")
         body = response.json()
-        if self.view.kind == "fdv1-poll":
+        if kind == "client-poll":
+            if PROBE_FLAG in body:
+                self.view.hold(str(body[PROBE_FLAG].get("value")))
+            return None
+        if kind == "fdv1-poll":
             flag = body.get("flags", {}).get(PROBE_FLAG)
         else:
             flag = None
@@ -177,7 +205,7 @@ class ProtocolClient:
                     flag = data.get("object")
                 elif name in ("server-intent", "payload-transferred"):
                     self._transfer_event(name, data)
-        self.view.connected = True
+        self.view.connected = self.view.connected or not fallback
         if flag is not None:
             self.view.hold(served_value(flag))
         return None

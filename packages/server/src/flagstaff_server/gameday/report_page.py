@@ -77,6 +77,23 @@ def totals(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _cell(value: Any) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def comparison_html(report: Mapping[str, Any]) -> str:
+    """The scenario's side-by-side table (two runs, two arms), when it has one."""
+    table = report.get("comparison")
+    if not table:
+        return ""
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in table["columns"])
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{escape(_cell(v))}</td>" for v in row) + "</tr>"
+        for row in table["rows"]
+    )
+    return f'<h2>Side by side</h2><table id="comparison"><tr>{head}</tr>{rows}</table>'
+
+
 def html_page(report: Mapping[str, Any]) -> str:
     verdict = "passed" if report["passed"] else "FAILED"
     rows = "".join(
@@ -112,6 +129,7 @@ figure {{ margin: 0 0 1em 0; }}
 {interrupted}
 <h2>Totals</h2><table id="totals">{rows}</table>
 <h2>Checks</h2><table id="checks"><tr><th></th><th>check</th><th>detail</th></tr>{checks}</table>
+{comparison_html(report)}
 <h2>Over time</h2>{figures}
 <h2>Nodes</h2><table id="nodes">
 <tr><th>node</th><th>peak RSS</th><th>peak CPU</th><th>CPU time</th></tr>{nodes}</table>
@@ -139,5 +157,13 @@ def print_summary(report: Mapping[str, Any], console: Console, paths: Sequence[P
         mark = "[green]pass[/]" if check["passed"] else "[red]FAIL[/]"
         table.add_row(f"{mark} {check['name']}", check["detail"])
     console.print(table)
+    if report.get("comparison"):
+        side = Table(title="side by side")
+        columns = report["comparison"]["columns"]
+        for column in columns:
+            side.add_column(str(column))
+        for row in report["comparison"]["rows"]:
+            side.add_row(*(_cell(v) for v in row))
+        console.print(side)
     for path in paths:
         console.print(f"wrote {path}")

@@ -110,7 +110,7 @@ async def _run(
         ]
         drain_until = [float("inf")]
         sender_tasks = [asyncio.create_task(s.run(drain_until)) for s in senders]
-        drill = Drill(topology=topology, timeline=timeline, views=all_views)
+        drill = Drill(topology=topology, timeline=timeline, views=all_views, ledger=ledger)
         recorder = Recorder(
             started=drill.started, timeline=timeline, views=all_views, ledger=ledger
         )
@@ -149,6 +149,8 @@ async def _run(
     checks = [] if interrupted else scenario.checks(report, drill)
     report["checks"] = [c.to_json() for c in checks]
     report["passed"] = bool(checks) and all(c.passed for c in checks)
+    if scenario.compare is not None:
+        report["comparison"] = scenario.compare(drill)
     return report
 
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from flagstaff_server.gameday.event_fleet import EventLedger
 from flagstaff_server.gameday.fleet import ClientView
 from flagstaff_server.gameday.timeline import Timeline
 from flagstaff_server.gameday.topology import KILLED, Topology, set_probe_value
@@ -34,6 +35,8 @@ class Drill:
     topology: Topology
     timeline: Timeline
     views: list[ClientView]
+    ledger: EventLedger = field(default_factory=EventLedger)
+    """The event senders' ledger."""
     driving: bool = True
     """Whether the change driver edits the probe flag (paused while an override holds it)."""
     edits_accepted: int = 0
@@ -47,6 +50,13 @@ class Drill:
 
     def now(self) -> float:
         return time.monotonic() - self.started
+
+    def events_acknowledged(self) -> int:
+        return len(self.ledger.acknowledged)
+
+    def event_failures(self) -> int:
+        """Event posts that failed or were shed (each retried, to the other region first)."""
+        return self.ledger.errors + self.ledger.sheds
 
     def begin_fault(self) -> None:
         self.fault_began = self.now()
@@ -114,5 +124,7 @@ class Scenario:
     phases: tuple[Phase, ...]
     checks: Callable[[Mapping[str, Any], Drill], list[Check]]
     delivery_settings: Callable[[int], dict[str, str]] = no_settings
+    compare: Callable[[Drill], dict[str, Any]] | None = None
+    """A side-by-side table for the report (`{"columns": [...], "rows": [[...], ...]}`)."""
     """Environment settings for the delivery nodes, given the number of protocol clients (a
     scenario's admission limits scale with its fleet)."""

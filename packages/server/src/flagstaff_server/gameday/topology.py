@@ -86,6 +86,10 @@ class Topology:
     keys: Keys
     private_key_path: Path
     proxies: list[FaultProxy] = field(default_factory=list)
+    node_env: dict[str, str] = field(default_factory=dict)
+    """The settings every node starts with (admin token, heartbeat, keys, analytics store)."""
+    added: list[Node] = field(default_factory=list)
+    """Nodes a scenario started (`add_delivery`), stopped with the rest."""
 
     @classmethod
     def start(
@@ -145,16 +149,27 @@ class Topology:
             )
 
         a_api = node("a", "api", primary)
-        a_api.start()  # migrates the schema, which the standby must replicate before B starts
-        standby = cluster.start_standby(primary, "b")
-        standby.wait_for_replay(primary.wal_lsn())
         a = Region("a", primary, node("a", "delivery", primary), node("a", "ingest", primary))
         a.api = a_api
+        launched = [a_api]
+        try:
+            a_api.start()  # migrates the schema, which the standby must replicate before B starts
+            # A's nodes start (a few seconds of imports each) while B's standby is copied
+            for each in (a.delivery, a.ingest):
+                each.launch()
+                launched.append(each)
+            standby = cluster.start_standby(primary, "b")
+            standby.wait_for_replay(primary.wal_lsn())
+        except BaseException:
+            for each in launched:
+                each.stop()
+            raise
         b = Region("b", standby, node("b", "delivery", standby), node("b", "ingest", standby))
         started = [a.delivery, a.ingest, b.delivery, b.ingest]
         topology = cls(root, cluster, a, b, analytics, Keys("", "", ""), private)
+        topology.node_env = common
         try:
-            for each in started:
+            for each in (b.delivery, b.ingest):
                 each.launch()
             for each in started:
                 each.wait_ready()
@@ -172,7 +187,21 @@ class Topology:
         return topology
 
     def nodes(self) -> list[Node]:
-        return [*self.a.nodes(), *self.b.nodes()]
+        return [*self.a.nodes(), *self.b.nodes(), *self.added]
+
+    def add_delivery(self, region: Region, suffix: str, env: Mapping[str, str]) -> Node:
+        """A new delivery node in `region` (its own empty data directory, reading the region's
+        database) with `env` on top of the common settings; not started."""
+        name = f"{region.name}-delivery-{suffix}"
+        node = Node(
+            name=name,
+            role="delivery",
+            data_dir=self.root / name,
+            args=["--database", region.database.url],
+            env={**self.node_env, "FLAGSTAFF_REGION": region.name, **env},
+        )
+        self.added.append(node)
+        return node
 
     def close(self) -> None:
         for proxy in self.proxies:

@@ -4,9 +4,19 @@
 from __future__ import annotations
 
 from flagstaff_server.gameday.scenario import Scenario
-from flagstaff_server.gameday.scenarios import cold_restart, control_plane_down, reconnect_storm
+from flagstaff_server.gameday.scenarios import (
+    cold_restart,
+    control_plane_down,
+    ingestion_outage,
+    reconnect_storm,
+)
 
 SCENARIOS: dict[str, Scenario] = {
     scenario.name: scenario
-    for scenario in (control_plane_down.SCENARIO, cold_restart.SCENARIO, reconnect_storm.SCENARIO)
+    for scenario in (
+        control_plane_down.SCENARIO,
+        cold_restart.SCENARIO,
+        reconnect_storm.SCENARIO,
+        ingestion_outage.SCENARIO,
+    )
 }
