@@ -298,6 +298,7 @@ def test_main_pages_fit_1280_pixels_and_are_captured(ui_server: UiServer, contex
         "accounts": f"{ui_server.url}/ui/#/accounts",
         "tokens": f"{ui_server.url}/ui/#/tokens",
         "projects": f"{ui_server.url}/ui/#/projects",
+        "webhooks": f"{ui_server.url}/ui/#/webhooks",
         "new-flag": f"{base}/new-flag",
     }
     widths = {}

@@ -2,15 +2,24 @@
 serve` (docs/ui.md, "Release workflows"): an approval request reviewed with its diff, required
 comments asked for in every edit path, scheduled changes (create, conflict, edit, delete, a time
 in the past) and flag triggers (the URL shown once, called for real, disabled, reset, deleted).
-Screenshots go to build/screenshots/."""
+The Webhooks page: a bad statement marked on its field, a webhook created,
+a receiver that fails the first attempt (the log shows both attempts with status and latency, and
+every body's signature checks), edited and deleted. Screenshots go to build/screenshots/."""
 
 from __future__ import annotations
 
 import datetime
-from typing import Any
+import hashlib
+import hmac
+import json
+import threading
+from http.server import BaseHTTPRequestHandler
+from typing import Any, ClassVar
 
 import httpx
 import pytest
+from support.deadlines import wait_until
+from support.threaded_servers import serve_http
 from ui_support import PROJECT, SCREENSHOTS, UiServer, expect, sign_in
 
 pytestmark = pytest.mark.slow
@@ -86,12 +95,24 @@ def test_a_writers_edit_becomes_a_request_reviewed_with_its_diff(
     flag = ui_server.flag("reviewed")
     assert flag["clientSideAvailability"]["usingEnvironmentId"] is False
 
+    # the flag list's row switch, refused the same way, asks and makes the request too
+    page.get_by_role("link", name="Flags", exact=True).click()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("switch", name="reviewed in production").click()
+    expect()(page.locator("#notice")).to_contain_text("Approval requested for reviewed")
+    base = f"/api/v2/projects/{PROJECT}/flags/reviewed/environments/production/approval-requests"
+    kinds = [item["instructions"][0]["kind"] for item in ui_server.api.get(base).json()["items"]]
+    assert sorted(kinds) == ["turnFlagOn", "turnOnClientSideAvailability", "updateOffVariation"]
+    assert ui_server.flag("reviewed")["environments"]["production"]["on"] is False
+
 
 def test_required_comments_are_asked_for_in_every_edit_path(
     ui_server: UiServer, context: Any
 ) -> None:
     ui_server.create_flag("commented", name="Commented")
     set_environment(ui_server, "staging", "/requireComments", True)
+    add_environment(ui_server, "confirmed")
+    set_environment(ui_server, "confirmed", "/confirmChanges", True)
     page = context.new_page()
     sign_in(page, ui_server)
     open_flag_in(page, ui_server, "commented", "staging")
@@ -132,6 +153,19 @@ def test_required_comments_are_asked_for_in_every_edit_path(
     page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/staging/segments/vips")
     expect()(page.get_by_role("heading", name="VIPs")).to_be_visible()
     expect()(page.get_by_label("Comment (required)")).to_be_visible()
+
+    # where the environment asks for confirmation, the kill switch asks; Escape changes nothing
+    open_flag_in(page, ui_server, "commented", "confirmed")
+    page.locator("#kill-switch").click()
+    dialog = page.locator("#comment-dialog")
+    expect()(dialog).to_contain_text("asks for confirmation")
+    page.keyboard.press("Escape")
+    expect()(dialog).to_have_count(0)
+    expect()(page.locator("#kill-switch")).to_be_focused()
+    assert ui_server.flag("commented")["environments"]["confirmed"]["on"] is False
+    page.locator("#kill-switch").click()
+    dialog.get_by_role("button", name="Confirm").click()
+    expect()(page.locator("#kill-switch")).to_have_attribute("aria-checked", "true")
 
 
 def test_scheduled_changes_are_created_edited_and_deleted_with_conflicts_shown(
@@ -233,8 +267,152 @@ def test_a_trigger_url_is_shown_once_works_and_stops_when_disabled_reset_or_dele
 
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.locator("#flag-triggers").screenshot(path=str(SCREENSHOTS / "triggers.png"))
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
 
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_role("button", name="Delete the generic-trigger trigger that turns on").click()
         expect()(page.locator("#flag-triggers")).to_contain_text("No triggers")
         assert client.post(fresh).status_code == 404
+
+
+def test_a_segment_edit_needing_approval_becomes_a_request_an_admin_applies(
+    ui_server: UiServer, context: Any, browser: Any
+) -> None:
+    add_environment(ui_server, "gated")
+    set_environment(ui_server, "gated", "/resourceApprovalSettings/segment/required", True)
+    made = ui_server.api.post(
+        f"/api/v2/segments/{PROJECT}/gated", json={"key": "beta", "name": "Beta"}
+    )
+    assert made.status_code == 201, made.text
+    account = ui_server.api.post(
+        "/api/v2/accounts", json={"email": WRITER, "password": WRITER_PASSWORD, "role": "writer"}
+    )
+    assert account.status_code in (201, 409), account.text
+    segment_page = f"{ui_server.url}/ui/#/p/{PROJECT}/e/gated/segments/beta"
+
+    writer = context.new_page()
+    sign_in(writer, ui_server, email=WRITER, password=WRITER_PASSWORD)
+    writer.goto(segment_page)
+    writer.get_by_label("Included keys 1").fill("erin")
+    writer.get_by_role("button", name="Save segment").click()
+    expect()(writer.locator("#approval-offer")).to_contain_text("requires approval")
+    writer.locator("#request-approval").click()
+    listed = writer.locator("#approval-requests li.approval")
+    expect()(listed).to_have_count(1)
+    expect()(listed).to_contain_text("erin")
+    assert ui_server.api.get(f"/api/v2/segments/{PROJECT}/gated/beta").json()["included"] == []
+
+    admin_context = browser.new_context(viewport={"width": 1280, "height": 900})
+    admin_context.set_default_timeout(15_000)
+    try:
+        admin = admin_context.new_page()
+        sign_in(admin, ui_server)
+        admin.goto(segment_page)
+        requests = admin.locator("#approval-requests")
+        requests.get_by_role("button", name="Approve").click()
+        expect()(requests).to_contain_text("review: approved")
+        requests.get_by_role("button", name="Apply").click()
+        expect()(requests).to_contain_text("Status: completed")
+    finally:
+        admin_context.close()
+    assert ui_server.api.get(f"/api/v2/segments/{PROJECT}/gated/beta").json()["included"] == [
+        "erin"
+    ]
+
+
+SECRET = "ui-webhook-secret-0123456789"
+
+
+class FlakyReceiver(BaseHTTPRequestHandler):
+    """Answers 500 to the first delivery and 204 after; keeps whether each signature checked."""
+
+    lock = threading.Lock()
+    calls: ClassVar[list[bool]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+        with self.lock:
+            self.calls.append(hmac.compare_digest(expected, self.headers["X-LD-Signature"] or ""))
+            first = len(self.calls) == 1
+        self.send_response(500 if first else 204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def test_webhooks_page_creates_edits_and_shows_each_delivery_attempt(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("hooked", name="Hooked")
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_role("link", name="Webhooks").click()
+    expect()(page.get_by_role("heading", name="Webhooks", exact=True)).to_be_visible()
+    with serve_http(FlakyReceiver) as receiver:
+        form = page.get_by_role("form", name="Add a webhook")
+        form.get_by_label("Name").fill("audit sink")
+        form.get_by_label("URL").fill(f"{receiver.url}/hook")
+        form.get_by_label("Secret").fill(SECRET)
+        statements = form.get_by_label("Policy statements")
+        bad = [{"effect": "allow", "actions": ["flyToTheMoon"], "resources": ["proj/*"]}]
+        statements.fill(json.dumps(bad))
+        form.get_by_role("button", name="Add webhook").click()
+        expect()(statements).to_have_attribute("aria-invalid", "true")
+        expect()(form.get_by_role("alert")).to_contain_text("flyToTheMoon")
+        assert ui_server.api.get("/api/v2/webhooks").json()["items"] == []
+        good = [{"effect": "allow", "actions": ["*"], "resources": ["proj/*:env/*:flag/hooked"]}]
+        statements.fill(json.dumps(good))
+        form.get_by_role("button", name="Add webhook").click()
+        expect()(page.get_by_role("heading", name="audit sink")).to_be_visible()
+        hook = ui_server.api.get("/api/v2/webhooks").json()["items"][0]
+        assert hook["statements"][0]["resources"] == ["proj/*:env/*:flag/hooked"]
+
+        renamed = ui_server.api.patch(
+            f"/api/v2/flags/{PROJECT}/hooked",
+            json=[{"op": "replace", "path": "/name", "value": "Hooked flag"}],
+        )
+        assert renamed.status_code == 200, renamed.text
+        deliveries = f"/api/v2/webhooks/{hook['_id']}/deliveries"
+
+        def delivered() -> bool:
+            items = ui_server.api.get(deliveries).json()["items"]
+            return bool(items) and items[0]["status"] == "delivered"
+
+        wait_until(
+            delivered,
+            what="the rename delivered after one failed attempt",
+            timeout=60,
+            interval=0.2,
+        )
+        page.get_by_role("button", name="Refresh").click()
+        row = page.locator("#deliveries tbody tr").first
+        expect()(row).to_contain_text("delivered")
+        expect()(row.locator("td").nth(2)).to_have_text("2")
+        expect()(row.locator(".attempts li")).to_have_count(2)
+        expect()(row.locator(".attempts li").first).to_contain_text("HTTP 500")
+        expect()(row.locator(".attempts li").nth(1)).to_contain_text("HTTP 204")
+        expect()(row.locator(".attempts li").nth(1)).to_contain_text(" ms")
+        expect()(page.locator("main")).to_contain_text(
+            "delivered 1 · failed attempts 1 · pending 0"
+        )
+        assert FlakyReceiver.calls == [True, True]
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("main").screenshot(path=str(SCREENSHOTS / "webhook-deliveries.png"))
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+
+        settings = page.get_by_role("form", name="Settings")
+        settings.get_by_label("On", exact=True).uncheck()
+        settings.get_by_label("Name").fill("audit sink (paused)")
+        settings.get_by_role("button", name="Save webhook").click()
+        expect()(page.get_by_role("heading", name="audit sink (paused)")).to_be_visible()
+        edited = ui_server.api.get(f"/api/v2/webhooks/{hook['_id']}").json()
+        assert edited["on"] is False
+        assert edited["name"] == "audit sink (paused)"
+
+        page.once("dialog", lambda dialog: dialog.accept())
+        settings.get_by_role("button", name="Delete webhook").click()
+        expect()(page.locator("#webhooks")).to_have_text("No webhooks yet.")
+        assert ui_server.api.get("/api/v2/webhooks").json()["items"] == []

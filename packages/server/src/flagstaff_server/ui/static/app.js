@@ -6,6 +6,7 @@ import * as flagList from './flag_list.js';
 import * as flagPage from './flag_page.js';
 import * as segmentPage from './segment_page.js';
 import * as pages from './pages.js';
+import * as webhooksPage from './webhooks_page.js';
 
 const main = document.getElementById('main');
 const app = { session: null, projects: [], project: null, env: null };
@@ -40,6 +41,8 @@ const ROUTES = [
   [/^#\/accounts$/, () => pages.accounts(ctx())],
   [/^#\/projects$/, () => pages.projects(ctx())],
   [/^#\/tokens$/, () => pages.tokens(ctx())],
+  [/^#\/webhooks$/, () => webhooksPage.list(ctx())],
+  [/^#\/webhooks\/([^/]+)$/, (id) => webhooksPage.detail(ctx(), id)],
   [/^#\/p\/([^/]+)\/keys$/, (p) => pages.keys(ctx(p))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/flags(?:\?[^#]*)?$/, (p, e) => flagList.render(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/new-flag$/, (p, e) => flagList.create(ctx(p, e))],
@@ -99,6 +102,7 @@ function renderShell() {
     ['Projects', '#/projects'],
     ['Audit log', `${base()}/audit`],
   ];
+  if (!app.session.projectKey) links.push(['Webhooks', '#/webhooks']);
   if (app.session.role === 'admin' && !app.session.projectKey) links.push(['Tokens', '#/tokens'], ['Accounts', '#/accounts']);
   clear(nav, h('ul', {}, links.map(([label, href]) => {
     const current = location.hash.startsWith(href);

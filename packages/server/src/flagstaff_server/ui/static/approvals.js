@@ -13,17 +13,22 @@ export function requestsUrl(project, key, env) {
   return `/api/v2/projects/${enc(project)}/flags/${enc(key)}/environments/${enc(env)}/approval-requests`;
 }
 
+const GENERIC = '/api/v2/approval-requests';
+const segmentResource = (app, key) => `proj/${app.project}:env/${app.env}:segment/${key}`;
+
 export function needsApproval(error) {
   return error instanceof ApiError && error.status === 405;
 }
 
-export async function requestApproval(ctx, key, instructions, comment) {
+// `segment`: the request is for the segment `key` (LaunchDarkly's generic route with a resourceId).
+export async function requestApproval(ctx, key, instructions, comment, { segment = false } = {}) {
   const { app } = ctx;
   const env = currentEnvironment(app);
   return sendWithComment((given) => {
     const description = given || `Change ${key} in ${app.env}: ${instructions.map((i) => i.kind).join(', ')}`;
     const body = { description, instructions };
     if (given) body.comment = given;
+    if (segment) return post(GENERIC, { ...body, resourceId: segmentResource(app, key) });
     return post(requestsUrl(app.project, key, app.env), body);
   }, { comment, required: Boolean(env.requireComments), title: `Request approval for ${key}`, env });
 }
@@ -72,8 +77,8 @@ function requestCard(ctx, item, { base, canWrite, refresh, onApplied, currentFla
   return h('li', { class: 'approval', dataset: { id: item._id } },
     h('p', {}, h('strong', {}, item.description), ' — ', `${who}, `, time(item.creationDate)),
     h('p', {}, `Status: ${item.status}; review: ${item.reviewStatus}`, item.executionDate ? ['; runs at ', time(item.executionDate)] : ''),
-    pending ? changeDiff(currentFlag(), app.env, item.instructions) : null,
-    h('details', {}, h('summary', {}, 'Instructions as sent'), h('pre', { class: 'instructions' }, JSON.stringify(item.instructions, null, 2))),
+    pending && currentFlag ? changeDiff(currentFlag(), app.env, item.instructions) : null,
+    h('details', { open: !currentFlag }, h('summary', {}, 'Instructions as sent'), h('pre', { class: 'instructions' }, JSON.stringify(item.instructions, null, 2))),
     item.conflicts.length ? h('ul', { class: 'notice', role: 'note' }, item.conflicts.map((c) => h('li', {}, `Conflict: ${c.reason}`))) : null,
     item.allReviews.length ? h('ul', {}, item.allReviews.map(reviewLine)) : null,
     pending && canWrite ? h('div', { class: 'actions' },
@@ -83,17 +88,19 @@ function requestCard(ctx, item, { base, canWrite, refresh, onApplied, currentFla
       button('Delete request', remove, { class: 'danger' })) : null);
 }
 
-// `currentFlag()` gives the flag as the page has it now, for the diffs.
-export function approvalsSection(ctx, key, { canWrite, onApplied, currentFlag }) {
+// `currentFlag()` gives the flag as the page has it now, for the diffs; without it (`segment`:
+// the segment `key`'s requests) the instructions are shown as sent.
+export function approvalsSection(ctx, key, { canWrite, onApplied, currentFlag, segment = false }) {
   const { app } = ctx;
-  const base = requestsUrl(app.project, key, app.env);
+  const base = segment ? GENERIC : requestsUrl(app.project, key, app.env);
+  const listUrl = segment ? `${GENERIC}?limit=100&filter=${enc(`resourceId equals ${segmentResource(app, key)}`)}` : base;
   const host = h('div', { id: 'approval-requests' });
   async function refresh() {
-    const answer = await get(base);
+    const answer = await get(listUrl);
     const items = answer.items;
     clear(host, items.length
       ? h('ul', { class: 'approvals' }, items.map((item) => requestCard(ctx, item, { base, canWrite, refresh, onApplied, currentFlag })))
-      : h('p', { class: 'muted' }, `No approval requests for this flag in ${app.env}.`));
+      : h('p', { class: 'muted' }, `No approval requests for this ${segment ? 'segment' : 'flag'} in ${app.env}.`));
   }
   return { element: host, refresh };
 }

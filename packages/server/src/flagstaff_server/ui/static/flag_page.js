@@ -328,6 +328,7 @@ export async function render(ctx, rawKey) {
   });
   const environment = currentEnvironment(app);
   const commentRequired = Boolean(environment.requireComments);
+  const confirmChanges = Boolean(environment.confirmChanges);
 
   // the environment requires approval (405): the same instructions become a request for it
   function offerApproval(error, instructions, why) {
@@ -369,14 +370,15 @@ export async function render(ctx, rawKey) {
 
   async function toggle(on) {
     const config = state.flag.environments[app.env];
-    if (!on && !window.confirm(`Turn ${state.flag.key} off in ${app.env}? Everyone gets the off variation.`)) return;
+    // with confirmChanges the dialog below asks instead
+    if (!on && !confirmChanges && !window.confirm(`Turn ${state.flag.key} off in ${app.env}? Everyone gets the off variation.`)) return;
     try {
       // where comments are required, the dialog asks for one: no made-up comment is sent there
       const fallback = commentRequired ? '' : (on ? 'turned on' : 'turned off (kill switch)');
       const updated = await sendWithComment((given) => patchSemantic(flagUrl, {
         environmentKey: app.env, comment: given || fallback || undefined,
         instructions: [{ kind: on ? 'turnFlagOn' : 'turnFlagOff' }],
-      }, state.flag._version), { comment: comment.value, required: commentRequired, title: `Turn ${state.flag.key} ${on ? 'on' : 'off'} in ${environment.name || app.env}`, env: environment });
+      }, state.flag._version), { comment: comment.value, required: commentRequired, confirm: confirmChanges, title: `Turn ${state.flag.key} ${on ? 'on' : 'off'} in ${environment.name || app.env}`, env: environment });
       if (updated === null) { document.getElementById('kill-switch').focus(); return; }
       state.flag = updated;
       notify(`${state.flag.key} is ${on ? 'on' : 'off'} in ${app.env}`, 'success');
@@ -421,7 +423,10 @@ export async function render(ctx, rawKey) {
       return;
     }
     try {
-      state.flag = await patchSemantic(flagUrl, { environmentKey: app.env, comment: comment.value, instructions }, state.flag._version);
+      const updated = await sendWithComment((given) => patchSemantic(flagUrl, { environmentKey: app.env, comment: given, instructions }, state.flag._version),
+        { comment: comment.value, required: commentRequired, confirm: confirmChanges, title: `Save targeting of ${state.flag.key} in ${environment.name || app.env}`, env: environment });
+      if (updated === null) { document.getElementById('save-targeting').focus(); return; }
+      state.flag = updated;
       conflictBox.hidden = true;
       comment.value = '';
       notify(`Saved. ${state.flag.key} is now at version ${state.flag._version}.`, 'success');
@@ -519,7 +524,7 @@ export async function render(ctx, rawKey) {
   async function flagWide(instructions, done, form) {
     if (form) clearFieldErrors(form);
     try {
-      const updated = await sendWithComment((given) => patchSemantic(flagUrl, { instructions, comment: given }, state.flag._version), { title: `${done}: ${state.flag.key}` });
+      const updated = await sendWithComment((given) => patchSemantic(flagUrl, { instructions, comment: given }, state.flag._version), { title: `${done}: ${state.flag.key}`, confirm: confirmChanges, env: environment });
       if (updated === null) return;
       state.flag = updated;
       notify(`${done}. ${state.flag.key} is now at version ${state.flag._version}.`, 'success');
@@ -551,8 +556,8 @@ export async function render(ctx, rawKey) {
   // were added or removed (which renumbers the indices the draft holds).
   async function saveVariations(instructions, version) {
     try {
-      const updated = await sendWithComment((given) => patchSemantic(flagUrl, { instructions, comment: given }, version), { title: `Save variations of ${state.flag.key}` });
-      if (updated === null) throw new Error('Variations not saved: a comment is required and none was given.');
+      const updated = await sendWithComment((given) => patchSemantic(flagUrl, { instructions, comment: given }, version), { title: `Save variations of ${state.flag.key}`, confirm: confirmChanges, env: environment });
+      if (updated === null) throw new Error('Variations not saved: cancelled.');
       const reshaped = instructions.some((i) => i.kind !== 'updateVariation');
       const draftChanged = JSON.stringify(state.draft) !== JSON.stringify(state.original);
       state.flag = updated;

@@ -3,6 +3,7 @@
 // explicit confirmation before the semantic patch goes out; otherwise one click toggles.
 import { patchSemantic, enc, ApiError } from './api.js';
 import { h, field } from './dom.js';
+import { needsApproval, requestApproval } from './approvals.js';
 
 // Resolves to the comment to send, or null when the user cancelled.
 function askForChange(flag, on, env) {
@@ -42,7 +43,8 @@ function askForChange(flag, on, env) {
 }
 
 // A switch for `flag` in `env` (an environment record); `onChanged(flag)` receives the patched flag.
-export function rowToggle({ app, notify }, flag, env, onChanged) {
+export function rowToggle(ctx, flag, env, onChanged) {
+  const { app, notify } = ctx;
   const config = (flag.environments || {})[env.key] || {};
   const on = Boolean(config.on);
   const button = h('button', {
@@ -67,6 +69,15 @@ export function rowToggle({ app, notify }, flag, env, onChanged) {
     } catch (error) {
       if (error instanceof ApiError && error.isConflict) {
         notify(`${flag.key} changed meanwhile; reload the list and try again.`, 'error');
+      } else if (needsApproval(error) && env.key === app.env) {
+        // the same change as an approval request, reviewed and applied on the flag's page
+        const instructions = [{ kind: want ? 'turnFlagOn' : 'turnFlagOff' }];
+        if (window.confirm(`${error.message}\n\nRequest approval for turning ${flag.key} ${want ? 'on' : 'off'} instead?`)) {
+          try {
+            const made = await requestApproval(ctx, flag.key, instructions, env.requireComments ? comment : '');
+            if (made) notify(`Approval requested for ${flag.key}: review and apply it on the flag's page.`, 'success');
+          } catch (failure) { notify(failure.message, 'error'); }
+        }
       } else notify(error.message, 'error');
       button.focus();
     }

@@ -5,7 +5,8 @@ import { get, post, patchSemantic, enc, ApiError } from './api.js';
 import { h, clear, field, button } from './dom.js';
 import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
-import { currentEnvironment } from './comment_dialog.js';
+import { currentEnvironment, sendWithComment } from './comment_dialog.js';
+import { approvalsSection, needsApproval, requestApproval } from './approvals.js';
 
 const lines = (text) => text.split(/[\n,]/).map((v) => v.trim()).filter(Boolean);
 
@@ -232,6 +233,25 @@ export async function render(ctx, rawKey) {
 
   const environment = currentEnvironment(app);
   const commentRequired = Boolean(environment.requireComments);
+  const canWrite = app.session.role !== 'reader';
+  const approvals = approvalsSection(ctx, key, {
+    canWrite,
+    segment: true,
+    onApplied: async () => { state.segment = await get(url); state.original = draftOf(state.segment); state.draft = draftOf(state.segment); draw(); },
+  });
+  // the environment requires approval for segments (405): the same instructions become a request
+  const approvalBox = h('div', { class: 'notice', role: 'alert', id: 'approval-offer', hidden: true });
+  function offerApproval(error, instructions, why) {
+    clear(approvalBox, h('p', {}, error.message), button('Request approval', async () => {
+      try {
+        if (await requestApproval(ctx, key, instructions, why, { segment: true }) === null) return;
+        approvalBox.hidden = true;
+        notify('Approval requested: a reviewer can approve it below, then it can be applied.', 'success');
+        await approvals.refresh();
+      } catch (failure) { notify(`${failure.message}${failure.path ? ` (at ${failure.path})` : ''}`, 'error'); }
+    }, { class: 'primary', id: 'request-approval' }));
+    approvalBox.hidden = false;
+  }
   const comment = h('input', { autocomplete: 'off', placeholder: 'why (shown in the audit log)', required: commentRequired });
   const form = h('form', { novalidate: true }, host, h('div', { class: 'savebar' },
     field(commentRequired ? 'Comment (required)' : 'Comment', comment, { field: 'comment' }),
@@ -246,7 +266,10 @@ export async function render(ctx, rawKey) {
       return;
     }
     try {
-      state.segment = await patchSemantic(url, { instructions, comment: comment.value.trim() || undefined }, state.segment.version);
+      const updated = await sendWithComment((given) => patchSemantic(url, { instructions, comment: given }, state.segment.version),
+        { comment: comment.value, required: commentRequired, confirm: Boolean(environment.confirmChanges), title: `Save segment ${key} in ${environment.name || app.env}`, env: environment });
+      if (updated === null) return;
+      state.segment = updated;
       comment.value = '';
       state.original = draftOf(state.segment); state.draft = draftOf(state.segment);
       conflict.hidden = true;
@@ -263,10 +286,13 @@ export async function render(ctx, rawKey) {
         conflict.hidden = false;
         return;
       }
+      if (needsApproval(error)) { offerApproval(error, instructions, comment.value.trim()); return; }
       const where = error.path === '/comment' ? 'comment' : segmentFieldPath(error.path, origin);
       if (!(error instanceof ApiError) || !showFieldError(form, where, error.message)) notify(error.message, 'error');
     }
   });
-  clear(main, h('h1', {}, segment.name), h('p', { class: 'mono muted' }, `${segment.key} · version ${segment.version}`), conflict, form);
+  clear(main, h('h1', {}, segment.name), h('p', { class: 'mono muted' }, `${segment.key} · version ${segment.version}`), conflict, approvalBox, form,
+    h('section', { class: 'card', 'aria-labelledby': 'segment-approvals-title' }, h('h2', { id: 'segment-approvals-title' }, `Approval requests in ${app.env}`), approvals.element));
   draw();
+  approvals.refresh().catch((error) => notify(error.message, 'error'));
 }
