@@ -228,7 +228,7 @@ async def test_a_guarded_rollout_rolls_back_on_a_regression_with_a_notice_and_a_
     assert release["lastLook"]["metrics"][0]["sequentialConfidenceInterval"]["lower"] > 0
     flag = await rig.flag()
     config = flag["environments"]["production"]
-    assert config["fallthrough"] == {"variation": 0}  # what it served before
+    assert config["fallthrough"] == {"variation": 1}  # the original
     assert config["_automatedRelease"]["notice"].startswith("Rolled back automatically")
     assert "revertAutomatedRelease" in await rig.actions()
     # the rollback's audit entry is queued for the webhook, like every change

@@ -278,7 +278,13 @@ def take(
         return
     if step == "complete":
         doc["status"] = "completed"
-        event(tx, doc, "completed", "every stage passed: the target variation is served to all")
+        event(
+            tx,
+            doc,
+            "completed",
+            "every stage passed: the target variation is served to all",
+            looks=[x.present() for x in looks],
+        )
         flag = get_record(tx.uow, record.project, doc["flagKey"])
         target = variation_index(flag.doc, doc["targetVariationId"], "/targetVariationId")
         finish(tx, record, doc, {"variation": target}, f"{name}: completed")
@@ -301,8 +307,10 @@ def take(
     if step == "revert":
         doc["status"] = "reverted"
         doc["notice"] = f"Rolled back automatically: {why}"
-        event(tx, doc, "reverted", "rolled back to what the rule served before the release")
-        finish(tx, record, doc, doc["servedBefore"], f"{name}: rolled back. {why}")
+        event(tx, doc, "reverted", "rolled back: the original variation is served to all")
+        flag = get_record(tx.uow, record.project, doc["flagKey"])
+        original = variation_index(flag.doc, doc["originalVariationId"], "/originalVariationId")
+        finish(tx, record, doc, {"variation": original}, f"{name}: rolled back. {why}")
     else:
         doc["status"] = "monitoring_regressed"
         doc["pausedRemainingMillis"] = max(int(doc["stageDueAt"]) - now, 0)
