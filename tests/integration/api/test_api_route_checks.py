@@ -6,8 +6,12 @@ the walk in test_api_policy_tokens.py, which checks that every route is declared
 from __future__ import annotations
 
 import httpx
+import pytest
 from flagstaff_server.http.api.route_actions import ROUTE_ACTIONS, Needs, resource_text
 from platform_api import ADMIN, problem
+
+# One store suffices: the route checks run before any store is read.
+pytestmark = pytest.mark.parametrize("server", ["memory"], indirect=True)
 
 
 async def test_every_declared_route_refuses_a_caller_without_its_action(

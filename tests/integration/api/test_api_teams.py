@@ -8,8 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from platform_api import ADMIN, audited, create_project, problem
 from test_api_members import PASSWORD, invite
+
+# One store suffices: teams are keyed documents, whose SQL side test_api_roles.py runs.
+pytestmark = pytest.mark.parametrize("server", ["memory"], indirect=True)
 
 SEMANTIC = {"Content-Type": "application/json; domain-model=launchdarkly.semanticpatch"}
 LOOKER = {
