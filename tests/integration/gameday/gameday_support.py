@@ -5,6 +5,7 @@ PostgreSQL's server binaries are missing. Asserts nothing about the scenario its
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ RUN_SECONDS = 600
 """A bound on a whole small run (topology start, phases, drain), against a hang: it takes ~2 to
 3 minutes on a quiet two-core machine, but at a load average of 20-30 (several engineers' tests
 and a CI run beside it) runs were killed at 280 s with their topology still starting."""
+INTERRUPT_SECONDS = 60
+"""How long an interrupted run may take to stop its topology."""
 
 
 def run_gameday(
@@ -29,18 +32,29 @@ def run_gameday(
     except ClusterError as exc:
         missing_prerequisite(str(exc))
     report = tmp_path / "report"
-    done = subprocess.run(
-        [
-            *flagstaff_command(),
-            *("gameday", scenario, "--clients", str(clients), "--duration", str(duration)),
-            *("--report", str(report), "--seed", "7", "--work-dir", str(tmp_path / "work")),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=RUN_SECONDS,
-        check=False,
-        env=user_environment(),
+    argv = [
+        *flagstaff_command(),
+        *("gameday", scenario, "--clients", str(clients), "--duration", str(duration)),
+        *("--report", str(report), "--seed", "7", "--work-dir", str(tmp_path / "work")),
+    ]
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=user_environment()
     )
+    try:
+        stdout, stderr = process.communicate(timeout=RUN_SECONDS)
+    except subprocess.TimeoutExpired:
+        # Ctrl-C, as a user would: the command stops its topology (nodes and private PostgreSQL
+        # servers) and writes what it has. A SIGKILL here would leave all of them running.
+        process.send_signal(signal.SIGINT)
+        try:
+            stdout, stderr = process.communicate(timeout=INTERRUPT_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+        raise AssertionError(
+            f"gameday {scenario} still ran after {RUN_SECONDS}s\n{stdout}{stderr}"
+        ) from None
+    done = subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
     path = report / "report.json"
     assert path.exists(), done.stdout + done.stderr
     body: dict[str, Any] = json.loads(path.read_text())
