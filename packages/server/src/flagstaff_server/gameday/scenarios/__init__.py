@@ -8,6 +8,7 @@ from flagstaff_server.gameday.scenarios import (
     cold_restart,
     control_plane_down,
     ingestion_outage,
+    legacy_path,
     reconnect_storm,
 )
 
@@ -18,5 +19,6 @@ SCENARIOS: dict[str, Scenario] = {
         cold_restart.SCENARIO,
         reconnect_storm.SCENARIO,
         ingestion_outage.SCENARIO,
+        legacy_path.SCENARIO,
     )
 }
