@@ -243,10 +243,13 @@ def read_events(lines: Iterator[str], until: Callable[[str, Any], bool]) -> list
 
 
 class FixedFeed:
-    """A change feed that serves a fixed backlog, then stays silent."""
+    """A change feed that serves a fixed backlog, then stays silent; `head` is what `latest_seq`
+    says (the backlog's last), `broken` makes `latest_seq` fail as an unreachable database does."""
 
     def __init__(self, changes: list[Change]) -> None:
         self.changes = changes
+        self.head = changes[-1].seq if changes else 0
+        self.broken = False
 
     def publish(self, seq: int) -> None:
         return None
@@ -258,7 +261,9 @@ class FixedFeed:
         await asyncio.Event().wait()
 
     async def latest_seq(self) -> int:
-        return self.changes[-1].seq
+        if self.broken:
+            raise ConnectionError("database down")
+        return self.head
 
     async def aclose(self) -> None:
         return None

@@ -16,14 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from flagstaff_server.regions.postgres_cluster import (
-    ClusterError,
-    PostgresCluster,
     PostgresInstance,
 )
 from support import management
 from support.management import Keys
-from support.prerequisites import missing_prerequisite
-from support.private_postgres import UNSAFE_FAST, private_postgres
+from support.private_postgres import private_cluster, private_postgres
 from support.processes import FlagstaffProcess, ServeProcess, loopback_get, running
 
 ADMIN = "status-page-admin-token-0123456789"
@@ -195,18 +192,6 @@ class TwoRegions:
         """Region a's API killed and its database with it: no edits anywhere (b is a standby)."""
         self.api_a.kill()
         self.primary.kill()
-
-
-@contextmanager
-def private_cluster() -> Iterator[PostgresCluster]:
-    """Private PostgreSQL servers of the test's own (none started yet), removed at the end."""
-    try:
-        cluster = PostgresCluster(settings=UNSAFE_FAST)
-    except ClusterError as exc:
-        missing_prerequisite(str(exc))
-        raise  # unreachable: missing_prerequisite skips or fails
-    with cluster:
-        yield cluster
 
 
 def serve(root: Path, name: str, region: str, role: str, database: str, **env: str) -> ServeProcess:

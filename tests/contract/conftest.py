@@ -1,4 +1,5 @@
-"""Fixtures of the contract suite: every store (memory, SQLite, PostgreSQL) and every change feed
+"""Fixtures of the contract suite: every store (memory, SQLite, PostgreSQL: `store` is
+support/stores.py's, over the `postgres_store` here) and every change feed
 (in-process, Redis) behind the same names. Service backends use a throwaway database or stream
 key and clean it up; when the service is unreachable they skip locally and fail in CI."""
 
@@ -8,16 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from contract_backends import (
-    SQL_KINDS,
-    STORE_KINDS,
-    PostgresServer,
-    open_store,
-)
+from contract_backends import PostgresServer
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
-from flagstaff_server.services.ports import Store
 from support.services import postgres_admin, redis_stream_key
+from support.stores import SQL_KINDS
 
 
 @pytest.fixture(scope="session")
@@ -36,11 +32,6 @@ def postgres_store(postgres_server: PostgresServer) -> Iterator[SqlStore]:
     store = SqlStore(postgres_server.create_database())
     yield store
     store.close()
-
-
-@pytest.fixture(params=STORE_KINDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    yield from open_store(request, request.param, tmp_path)
 
 
 @pytest.fixture(params=SQL_KINDS)

@@ -1,21 +1,13 @@
-"""What the contract suite runs against: the backend kinds, where the services are, throwaway
-PostgreSQL databases, and opening a store of each kind. Fixtures built on these are in
-conftest.py; test modules import from here (conftest module names collide)."""
+"""Throwaway PostgreSQL databases of the contract suite (the store kinds and opening a store of
+each are support/stores.py's). Fixtures built on these are in conftest.py; test modules import
+from here (conftest module names collide)."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
-from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.sql.engine import sqlite_url
-from flagstaff_server.adapters.sql.store import SqlStore
-from flagstaff_server.services.ports import Store
-from support.services import empty_postgres
 
 
 class PostgresServer:
@@ -41,20 +33,3 @@ class PostgresServer:
     def drop_all(self) -> None:
         for name in self._created:
             self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
-SQL_KINDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
-
-
-def open_store(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Iterator[Store]:
-    if kind == "memory":
-        yield InMemoryStore()
-    elif kind == "sqlite":
-        store = SqlStore(sqlite_url(tmp_path / "flagstaff.db"))
-        yield store
-        store.close()
-    else:
-        postgres: SqlStore = request.getfixturevalue("postgres_store")
-        empty_postgres(postgres)
-        yield postgres

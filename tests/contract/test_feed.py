@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 import redis
-from contract_backends import open_store
 from flagstaff_server.adapters.process_feed import InProcessChangeFeed
 from flagstaff_server.adapters.redis_feed import RedisChangeFeed, encode_entry
 from flagstaff_server.services.epochs import SEQ_GAP, start_epoch
 from flagstaff_server.services.ports import Change, ChangeFeed, JsonObject, Store
 from support.deadlines import take
 from support.services import REDIS_URL
+from support.stores import open_store
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DEADLINE = 10.0

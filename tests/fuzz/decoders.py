@@ -19,7 +19,7 @@ from flagstaff_server.domain.flag_creation import new_flag_document
 from flagstaff_server.domain.flag_instruction import apply_semantic_patch
 from flagstaff_server.domain.flag_patch import apply_flag_json_patch, apply_flag_merge_patch
 from flagstaff_server.domain.flag_validation import validate_flag_document
-from flagstaff_server.domain.instruction import parse_semantic_patch_body
+from flagstaff_server.domain.instruction import SemanticPatch, parse_semantic_patch_body
 from flagstaff_server.domain.json_patch import parse_patch_body
 from flagstaff_server.domain.segment import (
     apply_segment_json_patch,
@@ -138,92 +138,84 @@ def servable(document: Json) -> None:
     orjson.dumps(document)
 
 
-def check_flag_body(body: Json) -> None:
+def check_document(
+    build: Callable[[Json], Json], validate: Callable[[Json], None], body: Json
+) -> None:
+    """`body` as a route receives it, made into a document by `build` and validated: a refusal
+    must name the field, and a document that passes must be storable."""
     try:
-        body = as_received(body)
-        document = new_flag_document(body, ENVIRONMENTS, now_ms=NOW_MS, new_id=new_id)
-        validate_flag_document(document)
+        document = build(as_received(body))
+        validate(document)
     except InvalidInput as exc:
         refused(exc)
         return
     servable(document)
 
 
-def check_segment_body(body: Json) -> None:
-    try:
-        body = as_received(body)
-        document = new_segment_document(body, now_ms=NOW_MS, new_id=new_id)
-        validate_segment_document(document)
-    except InvalidInput as exc:
-        refused(exc)
-        return
-    servable(document)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocumentKind:
+    """How the management API creates, patches and validates one kind of document."""
 
+    seed: Callable[[], Json]
+    """The stored document patches apply to (a demo flag or segment)."""
+    create: Callable[[Json], Json]
+    json_patch: Callable[[Json, Any], Json]
+    merge_patch: Callable[[Json, Any], Json]
+    semantic_patch: Callable[[Json, SemanticPatch], Json]
+    validate: Callable[[Json], None]
 
-def check_flag_patch(body: Json) -> None:
-    flag, _ = seeds.demo_documents()
-    try:
-        body = as_received(body)
+    def patched(self, body: Json) -> Json:
         request = parse_patch_body(body)
         if request.kind == "json":
-            document = apply_flag_json_patch(flag, request.operations, new_id=new_id)
-        else:
-            document = apply_flag_merge_patch(flag, request.merge, new_id=new_id)
-        validate_flag_document(document)
-    except InvalidInput as exc:
-        refused(exc)
-        return
-    servable(document)
+            return self.json_patch(self.seed(), request.operations)
+        return self.merge_patch(self.seed(), request.merge)
+
+    def semantically_patched(self, body: Json) -> Json:
+        return self.semantic_patch(self.seed(), parse_semantic_patch_body(body))
 
 
-def check_segment_patch(body: Json) -> None:
-    _, segment = seeds.demo_documents()
-    try:
-        body = as_received(body)
-        request = parse_patch_body(body)
-        if request.kind == "json":
-            document = apply_segment_json_patch(segment, request.operations, new_id=new_id)
-        else:
-            document = apply_segment_merge_patch(segment, request.merge, new_id=new_id)
-        validate_segment_document(document)
-    except InvalidInput as exc:
-        refused(exc)
-        return
-    servable(document)
-
-
-def check_flag_semantic_patch(body: Json) -> None:
-    flag, _ = seeds.demo_documents()
-    try:
-        body = as_received(body)
-        patch = parse_semantic_patch_body(body)
-        result = apply_semantic_patch(
+FLAG = DocumentKind(
+    seed=lambda: seeds.demo_documents()[0],
+    create=lambda body: new_flag_document(body, ENVIRONMENTS, now_ms=NOW_MS, new_id=new_id),
+    json_patch=lambda flag, operations: apply_flag_json_patch(flag, operations, new_id=new_id),
+    merge_patch=lambda flag, merge: apply_flag_merge_patch(flag, merge, new_id=new_id),
+    semantic_patch=lambda flag, patch: (
+        apply_semantic_patch(
             flag,
             patch.instructions,
             environment_key=patch.environment_key,
             now_ms=NOW_MS,
             new_id=new_id,
-        )
-        validate_flag_document(result.document)
-    except InvalidInput as exc:
-        refused(exc)
-        return
-    servable(result.document)
-
-
-def check_segment_semantic_patch(body: Json) -> None:
-    _, segment = seeds.demo_documents()
-    try:
-        body = as_received(body)
-        patch = parse_semantic_patch_body(body)
-        result = apply_segment_semantic_patch(
+        ).document
+    ),
+    validate=validate_flag_document,
+)
+SEGMENT = DocumentKind(
+    seed=lambda: seeds.demo_documents()[1],
+    create=lambda body: new_segment_document(body, now_ms=NOW_MS, new_id=new_id),
+    json_patch=lambda segment, operations: apply_segment_json_patch(
+        segment, operations, new_id=new_id
+    ),
+    merge_patch=lambda segment, merge: apply_segment_merge_patch(segment, merge, new_id=new_id),
+    semantic_patch=lambda segment, patch: (
+        apply_segment_semantic_patch(
             segment, patch.instructions, now_ms=NOW_MS, new_id=new_id
-        )
-        validate_segment_document(result.document)
-    except InvalidInput as exc:
-        refused(exc)
-        return
-    servable(result.document)
+        ).document
+    ),
+    validate=validate_segment_document,
+)
+
+
+def check_body(kind: DocumentKind) -> Callable[[Json], None]:
+    return functools.partial(check_document, kind.create, kind.validate)
+
+
+def check_patch(kind: DocumentKind) -> Callable[[Json], None]:
+    return functools.partial(check_document, kind.patched, kind.validate)
+
+
+def check_semantic_patch(kind: DocumentKind) -> Callable[[Json], None]:
+    return functools.partial(check_document, kind.semantically_patched, kind.validate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,14 +259,14 @@ TARGETS: tuple[Target, ...] = (
     Target("ofrep-body", lambda: encoded(from_seeds(seeds.OFREP_REQUEST)), check_ofrep_body),
     Target("event-body", _events, check_event_body),
     Target("sdk-data", lambda: from_seeds(seeds.demo_data_file()), check_sdk_data),
-    Target("flag-body", lambda: from_seeds(seeds.FLAG_BODY), check_flag_body),
-    Target("segment-body", lambda: from_seeds(seeds.SEGMENT_BODY), check_segment_body),
-    Target("flag-patch", _flag_patches, check_flag_patch),
-    Target("segment-patch", lambda: from_seeds(*seeds.SEGMENT_JSON_PATCHES), check_segment_patch),
-    Target("flag-semantic-patch", _flag_semantic_patches, check_flag_semantic_patch),
+    Target("flag-body", lambda: from_seeds(seeds.FLAG_BODY), check_body(FLAG)),
+    Target("segment-body", lambda: from_seeds(seeds.SEGMENT_BODY), check_body(SEGMENT)),
+    Target("flag-patch", _flag_patches, check_patch(FLAG)),
+    Target("segment-patch", lambda: from_seeds(*seeds.SEGMENT_JSON_PATCHES), check_patch(SEGMENT)),
+    Target("flag-semantic-patch", _flag_semantic_patches, check_semantic_patch(FLAG)),
     Target(
         "segment-semantic-patch",
         lambda: from_seeds(seeds.SEGMENT_SEMANTIC_PATCH),
-        check_segment_semantic_patch,
+        check_semantic_patch(SEGMENT),
     ),
 )

@@ -48,7 +48,7 @@ def test_a_flag_body_deeper_than_python_recurses_is_refused_at_the_edge() -> Non
     a body nested past 80 levels before any route parses it), so the pure targets now feed
     documents through that screening; the body is refused naming the field."""
     body = {"key": "deep", "name": "Deep", "variations": [{"value": nested(1_200)}, {"value": 1}]}
-    decoders.check_flag_body(body)
+    decoders.check_body(decoders.FLAG)(body)
     answer = asgi.server().send(
         Request("POST", "/api/v2/flags/demo", b'{"key":"deep","name":"Deep","variations":'
                 b'[{"value":' + b"[" * 1_200 + b"]" * 1_200 + b'},{"value":1}]}', JSON)

@@ -97,3 +97,22 @@ async def api_server(
     flagstaff = Flagstaff(settings, store=store, clock=clock, announce=lambda line: None)
     async with flagstaff.running():
         yield flagstaff
+
+
+async def add_project_with_flag(client: httpx.AsyncClient, project: str, flag: str) -> None:
+    """Through the management API: the project with environments `production` and `test`, and
+    the boolean flag `flag` in it (off everywhere, as new flags are)."""
+    created = await client.post(
+        "/api/v2/projects",
+        json={
+            "key": project,
+            "name": project.upper(),
+            "environments": [
+                {"key": "production", "name": "Production", "color": "ff0000"},
+                {"key": "test", "name": "Test", "color": "00ff00"},
+            ],
+        },
+    )
+    assert created.status_code == 201, created.text
+    made = await client.post(f"/api/v2/flags/{project}", json={"key": flag, "name": flag.upper()})
+    assert made.status_code == 201, made.text

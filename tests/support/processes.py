@@ -209,6 +209,12 @@ class FlagstaffProcess:
             self.process.kill()
             self.process.wait(timeout=10)
 
+    def crash_and_restart(self) -> None:
+        """SIGKILL, then start again on the same port and wait until it answers."""
+        self.kill()
+        self.launch()
+        self.wait_started()
+
     def rss(self) -> int:
         assert self.process is not None
         return int(psutil.Process(self.process.pid).memory_info().rss)

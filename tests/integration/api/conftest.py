@@ -3,15 +3,17 @@ transport) over the in-memory store and SQLite, with an injected clock and a kno
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.app import Flagstaff
-from platform_api import ADMIN_TOKEN, FakeClock
+from flagstaff_server.services.ports import Store
+from platform_api import ADMIN_TOKEN
+from support.clock import FakeClock
 from support.in_process import api_server, asgi_client
+from support.stores import LOCAL_KINDS, open_server_store
 
 
 @pytest.fixture
@@ -19,12 +21,18 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=LOCAL_KINDS)
+def server_store(request: pytest.FixtureRequest) -> Iterator[Store | None]:
+    yield from open_server_store(request, request.param)
+
+
+@pytest.fixture
 async def server(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
+    server_store: Store | None, tmp_path: Path, clock: FakeClock
 ) -> AsyncIterator[Flagstaff]:
-    store = InMemoryStore() if request.param == "memory" else None
-    async with api_server(tmp_path, admin_token=ADMIN_TOKEN, store=store, clock=clock) as flagstaff:
+    async with api_server(
+        tmp_path, admin_token=ADMIN_TOKEN, store=server_store, clock=clock
+    ) as flagstaff:
         yield flagstaff
 
 

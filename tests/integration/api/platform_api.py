@@ -1,9 +1,8 @@
-"""Shared by the platform API tests: the admin token, a settable clock and request shortcuts."""
+"""Shared by the platform API tests: the admin token and request shortcuts (the settable clock
+is support.clock's)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -11,23 +10,6 @@ import httpx
 ADMIN_TOKEN = "platform-admin-token"
 ADMIN = {"Authorization": ADMIN_TOKEN}
 PROBLEM = "application/problem+json"
-
-
-@dataclass
-class FakeClock:
-    """Time that moves only when a test says so."""
-
-    now: datetime = field(default_factory=lambda: datetime(2026, 1, 1, tzinfo=UTC))
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
-
-    @property
-    def millis(self) -> int:
-        return int(self.now.timestamp() * 1000)
 
 
 def problem(response: httpx.Response, status: int) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
-from platform_api import ADMIN, FakeClock, create_project, create_token, problem
+from platform_api import ADMIN, create_project, create_token, problem
+from support.clock import FakeClock
 
 
 async def entries(client: httpx.AsyncClient, query: str = "", **headers: str) -> dict[str, Any]:

@@ -16,7 +16,8 @@ import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.settings import Settings
-from platform_api import ADMIN, ADMIN_TOKEN, FakeClock, create_project, problem
+from platform_api import ADMIN, ADMIN_TOKEN, create_project, problem
+from support.clock import FakeClock
 from support.in_process import asgi_client
 from support.threaded_servers import ThreadedServer, serve_in_thread
 

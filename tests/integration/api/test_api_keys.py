@@ -9,7 +9,8 @@ import httpx
 import pytest
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.services.ports import CredentialKind
-from platform_api import ADMIN, FakeClock, create_project, problem
+from platform_api import ADMIN, create_project, problem
+from support.clock import FakeClock
 
 URL = "/api/v2/projects/shop/environments/production"
 

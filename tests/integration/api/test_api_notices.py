@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import httpx
 from flagstaff_server.app import Flagstaff
-from platform_api import ADMIN, FakeClock, create_project, create_token, problem
+from platform_api import ADMIN, create_project, create_token, problem
+from support.clock import FakeClock
 
 NOTICES = "/api/v2/status/notices"
 

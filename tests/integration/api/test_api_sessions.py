@@ -16,7 +16,8 @@ from flagstaff_server.services import accounts
 from flagstaff_server.services.access import hash_secret
 from flagstaff_server.services.sign_in_throttle import ACCOUNT_LIMIT, CLIENT_LIMIT
 from flagstaff_server.settings import Settings
-from platform_api import ADMIN_TOKEN, FakeClock, problem
+from platform_api import ADMIN_TOKEN, problem
+from support.clock import FakeClock
 from support.in_process import control_plane
 
 ADMIN = {"Authorization": ADMIN_TOKEN}

@@ -3,59 +3,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import orjson
 import pytest
 from experiment_api import ADMIN_TOKEN, FLAG, PROJECT, SEMANTIC, Lab
-from flagstaff_server.adapters.memory import InMemoryStore
-from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.services.ports import Store
-from support.in_process import api_server, asgi_client
-from support.services import empty_postgres, postgres_database
-
-STORE_KINDS = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
-
-
-@pytest.fixture(scope="session")
-def postgres_store() -> Iterator[SqlStore]:
-    with postgres_database("flagstaff_experiments") as url:
-        store = SqlStore(url)
-        yield store
-        store.close()
-
-
-@pytest.fixture(params=STORE_KINDS)
-def store(request: pytest.FixtureRequest) -> Iterator[Store | None]:
-    if request.param == "memory":
-        yield InMemoryStore()
-    elif request.param == "postgresql":
-        yield empty_postgres(request.getfixturevalue("postgres_store"))
-    else:
-        yield None  # the server opens SQLite in its data directory
+from support.in_process import add_project_with_flag, api_server, asgi_client
 
 
 @pytest.fixture
-async def lab(store: Store | None, tmp_path: Path) -> AsyncIterator[Lab]:
+async def lab(server_store: Store | None, tmp_path: Path) -> AsyncIterator[Lab]:
     async with (
-        api_server(tmp_path, admin_token=ADMIN_TOKEN, store=store) as server,
+        api_server(tmp_path, admin_token=ADMIN_TOKEN, store=server_store) as server,
         asgi_client(server.asgi, token=ADMIN_TOKEN) as client,
     ):
-        created = await client.post(
-            "/api/v2/projects",
-            json={
-                "key": PROJECT,
-                "name": "P",
-                "environments": [
-                    {"key": "production", "name": "Production", "color": "ff0000"},
-                    {"key": "test", "name": "Test", "color": "00ff00"},
-                ],
-            },
-        )
-        assert created.status_code == 201, created.text
-        flag = await client.post(f"/api/v2/flags/{PROJECT}", json={"key": FLAG, "name": "F"})
-        assert flag.status_code == 201, flag.text
+        await add_project_with_flag(client, PROJECT, FLAG)
         on = await client.patch(
             f"/api/v2/flags/{PROJECT}/{FLAG}",
             content=orjson.dumps(

@@ -3,8 +3,11 @@ retries with the same payload id until acknowledged, and insight queries. Assert
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +98,27 @@ def send_until_acknowledged(
         time.sleep(backoff)  # client backoff between retries, as an SDK would wait
         backoff = min(backoff * 2, 0.4)
     return False
+
+
+def send_all_alongside(
+    payloads: list[Payload],
+    send: Callable[[httpx.Client, int, Payload], None],
+    alongside: Callable[[], None],
+    *,
+    workers: int,
+    timeout: float,
+) -> None:
+    """`send(client, index, payload)` for every payload from `workers` threads, while `alongside`
+    (the faults) runs in a thread of its own; returns when both are done or `timeout` passed.
+    The senders share one client, as an application has one SDK: building an httpx.Client costs
+    ~60 ms of CPU (its TLS context), and one per payload spent a minute of a send deadline on
+    that on a busy two-core machine."""
+    faults = threading.Thread(target=alongside)
+    faults.start()
+    with httpx.Client(timeout=10) as client, ThreadPoolExecutor(max_workers=workers) as pool:
+        for future in [pool.submit(send, client, i, item) for i, item in enumerate(payloads)]:
+            future.result()
+    faults.join(timeout=timeout)
 
 
 def evaluation_totals(api: httpx.Client, flag: str = "checkout") -> dict[str, int]:

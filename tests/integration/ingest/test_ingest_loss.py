@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -19,6 +18,7 @@ from ingest_support import (
     metric_events,
     payload,
     post,
+    send_all_alongside,
     send_until_acknowledged,
 )
 from integration.scaleout.scaleout_cluster import ServerProcess, admin_client, create_project
@@ -57,25 +57,19 @@ def test_sigkill_three_times_counts_every_acknowledged_payload_once(tmp_path: Pa
 
         def kill_and_restart() -> None:
             for point in kill_points:
-                while len(acknowledged) < point and time.monotonic() < deadline:
-                    time.sleep(0.002)  # polling the senders' progress for the kill moment
-                time.sleep(rng.uniform(0, 0.05))
-                assert server.process is not None
-                server.process.kill()
-                server.process.wait(timeout=10)
+                wait_until(
+                    lambda: len(acknowledged) >= point,  # noqa: B023 (called in this iteration)
+                    timeout=max(deadline - time.monotonic(), 0.0),
+                    interval=0.002,
+                    what=f"{point} payloads acknowledged, the kill moment",
+                )
+                time.sleep(rng.uniform(0, 0.05))  # a random moment in the stream of payloads
+                server.kill()
                 kills_done.append(len(acknowledged))
                 server.launch()
                 server.wait_started()
 
-        killer = threading.Thread(target=kill_and_restart)
-        killer.start()
-        # one client for every sender, as an application has one SDK: building an httpx.Client
-        # costs ~60 ms of CPU (its TLS context), and one per payload spent a minute of the send
-        # deadline on that on a busy two-core machine
-        with httpx.Client(timeout=10) as client, ThreadPoolExecutor(max_workers=24) as pool:
-            for future in [pool.submit(send, client, i, item) for i, item in enumerate(payloads)]:
-                future.result()
-        killer.join(timeout=SEND_SECONDS)
+        send_all_alongside(payloads, send, kill_and_restart, workers=24, timeout=SEND_SECONDS)
         assert len(kills_done) == KILLS, kills_done
         assert len(acknowledged) == PAYLOADS
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -21,6 +20,7 @@ from ingest_support import (
     metric_events,
     payload,
     post,
+    send_all_alongside,
     send_until_acknowledged,
 )
 from integration.scaleout.scaleout_cluster import ServerProcess, admin_client, create_project
@@ -75,22 +75,16 @@ def run_send(main: ServerProcess, ingest: ServerProcess, sdk_key: str, api: http
             post(client, other.url, sdk_key, item)
 
     def kill_and_restart() -> None:
-        while len(acknowledged) < kill_at and time.monotonic() < deadline:
-            time.sleep(0.002)  # polling the senders' progress for the kill moment
-        assert ingest.process is not None
-        ingest.process.kill()
-        ingest.process.wait(timeout=10)
+        wait_until(
+            lambda: len(acknowledged) >= kill_at,
+            timeout=max(deadline - time.monotonic(), 0.0),
+            interval=0.002,
+            what=f"{kill_at} payloads acknowledged, the kill moment",
+        )
+        ingest.crash_and_restart()
         killed.set()
-        ingest.launch()
-        ingest.wait_started()
 
-    killer = threading.Thread(target=kill_and_restart)
-    killer.start()
-    # one client for every sender (building one costs ~60 ms of CPU: its TLS context)
-    with httpx.Client(timeout=10) as client, ThreadPoolExecutor(max_workers=16) as pool:
-        for future in [pool.submit(send, client, i, item) for i, item in enumerate(payloads)]:
-            future.result()
-    killer.join(timeout=SEND_SECONDS)
+    send_all_alongside(payloads, send, kill_and_restart, workers=16, timeout=SEND_SECONDS)
     assert killed.is_set()
     assert len(acknowledged) == PAYLOADS
 

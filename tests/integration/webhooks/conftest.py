@@ -4,15 +4,16 @@ integration APIs and the outbox they fill."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.app import Flagstaff
+from flagstaff_server.services.ports import Store
 from support.clock import FakeClock
 from support.in_process import api_server, asgi_client
+from support.stores import LOCAL_KINDS, open_server_store
 from webhook_api import ADMIN_TOKEN
 
 
@@ -21,12 +22,18 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=LOCAL_KINDS)
+def server_store(request: pytest.FixtureRequest) -> Iterator[Store | None]:
+    yield from open_server_store(request, request.param)
+
+
+@pytest.fixture
 async def server(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
+    server_store: Store | None, tmp_path: Path, clock: FakeClock
 ) -> AsyncIterator[Flagstaff]:
-    store = InMemoryStore() if request.param == "memory" else None
-    async with api_server(tmp_path, admin_token=ADMIN_TOKEN, store=store, clock=clock) as flagstaff:
+    async with api_server(
+        tmp_path, admin_token=ADMIN_TOKEN, store=server_store, clock=clock
+    ) as flagstaff:
         yield flagstaff
 
 

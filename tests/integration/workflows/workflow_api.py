@@ -11,6 +11,7 @@ import httpx
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.worker import Worker
 from flagstaff_server.worker.scheduled_change_job import scheduled_change_job
+from support.clock import FakeClock
 
 ADMIN_TOKEN = "workflow-admin-token"
 PROJECT = "p"
@@ -18,21 +19,6 @@ FLAG = "f"
 SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
 PROBLEM = "application/problem+json"
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
-
-
-@dataclass
-class FakeClock:
-    now: datetime = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
-
-    @property
-    def millis(self) -> int:
-        return int(self.now.timestamp() * 1000)
 
 
 def schedules_path(environment: str = "production", flag: str = FLAG) -> str:

@@ -5,41 +5,12 @@ behind; from disk, the age of the snapshots it loaded; unknown before either."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-from delivery_support import ENVIRONMENT, change, environment, flag
+from delivery_support import ENVIRONMENT, FixedFeed, change, environment, flag
 from flagstaff_server.delivery import DeliveryConfig, DeliveryNode
 from flagstaff_server.delivery.freshness import Freshness
-from flagstaff_server.services.ports import Change
 from support.deadlines import eventually
-
-
-class Feed:
-    """A backlog, then silence; `head` is what `latest_seq` says, `broken` makes it fail."""
-
-    def __init__(self, changes: list[Change]) -> None:
-        self.changes = changes
-        self.head = changes[-1].seq if changes else 0
-        self.broken = False
-
-    def publish(self, seq: int) -> None:
-        return None
-
-    async def subscribe(self, after_seq: int) -> AsyncIterator[Change]:
-        for item in self.changes:
-            if item.seq > after_seq:
-                yield item
-        await asyncio.Event().wait()
-
-    async def latest_seq(self) -> int:
-        if self.broken:
-            raise ConnectionError("database down")
-        return self.head
-
-    async def aclose(self) -> None:
-        return None
 
 
 class Wall:
@@ -54,7 +25,7 @@ BACKLOG = [change(1, "environment", ENVIRONMENT, environment()), change(2, "flag
 
 
 async def test_the_age_grows_while_the_feed_cannot_be_read_or_the_node_is_behind() -> None:
-    feed, wall = Feed(BACKLOG), Wall()
+    feed, wall = FixedFeed(BACKLOG), Wall()
     node = DeliveryNode(feed, DeliveryConfig())
     freshness = Freshness(node, wall=wall)
     assert freshness.age_seconds() is None
@@ -77,13 +48,13 @@ async def test_the_age_grows_while_the_feed_cannot_be_read_or_the_node_is_behind
 
 
 async def test_a_node_started_from_disk_counts_from_its_snapshots(tmp_path: Path) -> None:
-    first = DeliveryNode(Feed(BACKLOG), DeliveryConfig(data_dir=tmp_path))
+    first = DeliveryNode(FixedFeed(BACKLOG), DeliveryConfig(data_dir=tmp_path))
     async with first.lifespan():
         await eventually(lambda: first.current)
     position_written = (tmp_path / "position.json").stat().st_mtime
     wall = Wall()
     wall.now = position_written + 120
-    down = Feed([])
+    down = FixedFeed([])
     down.broken = True
     node = DeliveryNode(down, DeliveryConfig(data_dir=tmp_path))
     freshness = Freshness(node, wall=wall)
