@@ -17,11 +17,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from flagstaff_server import demo
+from flagstaff_server import backends, demo, part_status
 from flagstaff_server.adapters.clock import system_clock
-from flagstaff_server.adapters.process_feed import InProcessChangeFeed
-from flagstaff_server.adapters.redis_feed import RedisChangeFeed
-from flagstaff_server.adapters.sql.store import SqlStore
 from flagstaff_server.adapters.webhook_sender import HttpSender
 from flagstaff_server.break_glass import BreakGlassApp, KillSwitch, load_public_keys
 from flagstaff_server.break_glass import handles as break_glass_handles
@@ -31,7 +28,6 @@ from flagstaff_server.delivery import handles as delivery_handles
 from flagstaff_server.delivery.client_route import handles as client_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
 from flagstaff_server.delivery.freshness import Freshness
-from flagstaff_server.errors import FlagstaffError, StoreUnavailable
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem
 from flagstaff_server.http.trigger_endpoint import TriggerEndpoint
@@ -40,11 +36,9 @@ from flagstaff_server.ingest import IngestConfig, IngestNode
 from flagstaff_server.ingest import handles as ingest_handles
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.fleet_summary import FleetWatch
-from flagstaff_server.ingest.metric_totals import aggregator
 from flagstaff_server.notice import Notice
 from flagstaff_server.regions.epoch_watch import EpochWatch
 from flagstaff_server.regions.region_status import RegionStatus
-from flagstaff_server.services import chat_render
 from flagstaff_server.services.break_glass import record_document
 from flagstaff_server.services.notices import notice_of, record_signed_notice
 from flagstaff_server.services.plane import ControlPlane
@@ -55,22 +49,15 @@ from flagstaff_server.services.ports import (
     EpochRecord,
     Store,
 )
-from flagstaff_server.services.webhook_delivery import RetryPolicy, WebhookDelivery
 from flagstaff_server.settings import Settings
 from flagstaff_server.status_page import SignedNotices, StatusPageApp, StatusSite
 from flagstaff_server.status_page import handles as status_page_handles
 from flagstaff_server.telemetry.telemetry_port import Telemetry
 from flagstaff_server.ui.asgi import UiApp, is_ui_path
-from flagstaff_server.worker import Job, Worker
+from flagstaff_server.worker import Worker
 from flagstaff_server.worker import metrics as worker_metrics
-from flagstaff_server.worker.automated_release_job import automated_release_job
-from flagstaff_server.worker.scheduled_change_job import scheduled_change_job
-from flagstaff_server.worker.webhook_job import webhook_job
 
 log = logging.getLogger(__name__)
-
-# A part that does not answer within this long counts as down in /status.
-STATUS_TIMEOUT_SECONDS = 2.0
 
 
 def version() -> str:
@@ -159,61 +146,12 @@ class Flagstaff:
         if self.settings.role == "worker":
             self.asgi.mount(lambda path: path == "/metrics", self.worker_metrics_app)
 
-    def open_store(self) -> Store:
-        if self.settings.database_url is None:
-            self.settings.data_dir.mkdir(parents=True, exist_ok=True)
-        # A delivery-only node must come up during a database outage and serve its disk
-        # snapshot; the API needs the database, so it fails fast instead.
-        connect_later = not self.settings.serves_api
-        return SqlStore(
-            self.settings.resolved_database_url,
-            connect_later=connect_later,
-            region=self.settings.region,
-        )
-
-    def open_feed(self, store: Store) -> ChangeFeed:
-        poll = self.settings.resolved_feed_poll_seconds
-        if self.settings.redis_url:
-            if poll is None:
-                return RedisChangeFeed(store, self.settings.redis_url)
-            return RedisChangeFeed(store, self.settings.redis_url, idle_check=poll)
-        if poll is None:
-            return InProcessChangeFeed(store)
-        return InProcessChangeFeed(store, idle_check=poll)
-
-    def worker_jobs(self, plane: ControlPlane) -> list[Job]:
-        """The worker role's jobs (docs/workflows.md, "The worker"): each workflow that needs
-        work done in the background, at a time or again after a failure, adds its job here."""
-        poll = timedelta(seconds=self.settings.worker_poll_seconds)
-        return [
-            scheduled_change_job(plane, every=poll),
-            webhook_job(self.webhook_delivery(plane), every=poll),
-            automated_release_job(plane, aggregator(self.analytics_store), every=poll),
-        ]
-
     def analytics_store(self) -> AnalyticsStore:
         """The analytics store, opened on first use (a worker-only process opens it when a
         guarded rollout first looks at its metrics)."""
         if self.analytics is None:
             self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)
         return self.analytics
-
-    def webhook_delivery(self, plane: ControlPlane) -> WebhookDelivery:
-        settings = self.settings
-        self.webhook_sender = HttpSender(timeout=settings.webhook_timeout_seconds)
-        policy = RetryPolicy(
-            delays=tuple(timedelta(seconds=s) for s in settings.webhook_retry_seconds),
-            give_up_after=timedelta(seconds=settings.webhook_give_up_seconds),
-        )
-        return WebhookDelivery(
-            plane.store,
-            self.webhook_sender,
-            clock=plane.clock,
-            policy=policy,
-            render=chat_render.renderer(settings.resolved_public_url),
-            # a third of the lease: an attempt begun at the end still ends well within it
-            run_budget=timedelta(seconds=settings.worker_lease_seconds / 3),
-        )
 
     def environment_records(self) -> list[EnvironmentRecord]:
         assert self.store is not None
@@ -249,11 +187,11 @@ class Flagstaff:
 
     async def start(self) -> None:
         if self.store is None:
-            self.store = await asyncio.to_thread(self.open_store)
+            self.store = await asyncio.to_thread(backends.open_store, self.settings)
         if self.telemetry is not None:
             self.telemetry.trace_store(self.store)
         if self.feed is None:
-            self.feed = self.open_feed(self.store)
+            self.feed = backends.open_feed(self.settings, self.store)
         self.plane = ControlPlane(
             store=self.store,
             feed=self.feed,
@@ -346,9 +284,12 @@ class Flagstaff:
                 )
                 await self.freshness.start()
         if self.settings.serves_worker:
+            self.webhook_sender = HttpSender(timeout=self.settings.webhook_timeout_seconds)
             self.worker = Worker(
                 self.store,
-                self.worker_jobs(self.plane),
+                backends.worker_jobs(
+                    self.settings, self.plane, self.webhook_sender, self.analytics_store
+                ),
                 clock=self.clock,
                 lease_ttl=timedelta(seconds=self.settings.worker_lease_seconds),
                 poll=timedelta(seconds=self.settings.worker_poll_seconds),
@@ -475,14 +416,17 @@ class Flagstaff:
     async def status(self) -> tuple[int, dict[str, Any]]:
         """`GET /status`: 200 once started (healthy, or degraded when a part is down), else 503."""
         parts: dict[str, dict[str, Any]] = {}
-        if self.store is not None:
-            parts["store"] = await self.check(self.store_status)
-        if self.feed is not None:
-            parts["changeFeed"] = await self.check(self.feed_status)
+        store, feed = self.store, self.feed
+        if store is not None:
+            parts["store"] = await part_status.check(lambda: part_status.store_status(store))
+        if feed is not None:
+            parts["changeFeed"] = await part_status.check(lambda: part_status.feed_status(feed))
         if self.settings.serves_api:
             parts["api"] = {"status": "ok" if self.ready else "starting"}
         if self.settings.serves_delivery:
-            parts["delivery"] = self.delivery_status()
+            parts["delivery"] = part_status.delivery_status(
+                self.delivery, self.freshness, self.client_delivery
+            )
         if self.settings.serves_ingest:
             parts["ingest"] = (
                 self.ingest.status() if self.ingest is not None else {"status": "starting"}
@@ -506,81 +450,3 @@ class Flagstaff:
             "parts": parts,
         }
         return (200 if self.ready else 503), body
-
-    async def check(self, probe: Callable[[], Any]) -> dict[str, Any]:
-        try:
-            async with asyncio.timeout(STATUS_TIMEOUT_SECONDS):
-                result: dict[str, Any] = await probe()
-                return result
-        except TimeoutError:
-            return {"status": "down", "error": f"no answer within {STATUS_TIMEOUT_SECONDS}s"}
-        except FlagstaffError as exc:
-            return {"status": "down", "error": exc.message}
-        except Exception as exc:
-            # a driver error an adapter did not translate (Redis down with the database down
-            # too): /status must still answer, above all during an outage
-            return {"status": "down", "error": str(exc) or type(exc).__name__}
-
-    async def store_status(self) -> dict[str, Any]:
-        assert self.store is not None
-        await asyncio.to_thread(self.store.ping)
-        return {"status": "ok", "backend": getattr(self.store, "dialect", "memory")}
-
-    async def feed_status(self) -> dict[str, Any]:
-        assert self.feed is not None
-        if isinstance(self.feed, RedisChangeFeed):
-            return await redis_feed_status(self.feed)
-        latest = await self.feed.latest_seq()
-        body: dict[str, Any] = {"status": "ok", "kind": "in-process", "latestSeq": latest}
-        if isinstance(self.feed, InProcessChangeFeed):
-            body["pollSeconds"] = self.feed.poll_seconds
-        return body
-
-    def delivery_status(self) -> dict[str, Any]:
-        node = self.delivery
-        if node is None:
-            return {"status": "starting"}
-        ok = node.feed_connected and node.current
-        return {
-            "status": "ok" if ok else "degraded",
-            "feedConnected": node.feed_connected,
-            "current": node.current,
-            "position": node.position,
-            "dataAgeSeconds": None if self.freshness is None else self.freshness.age_seconds(),
-            "epoch": node.epoch,
-            "environments": len(node.store.environments),
-            **self.client_delivery_status(),
-        }
-
-    def client_delivery_status(self) -> dict[str, Any]:
-        client = self.client_delivery
-        if client is None:
-            return {}
-        reevaluator = client.reevaluator
-        return {
-            "clientStreams": reevaluator.open_streams,
-            "clientReevaluationCpuSeconds": round(reevaluator.cpu_seconds, 3),
-            "clientLastPassSeconds": round(reevaluator.last_pass_seconds, 3),
-        }
-
-
-async def redis_feed_status(feed: RedisChangeFeed) -> dict[str, Any]:
-    """The Redis feed's part of `/status`: "ok"; "degraded" while Redis is down but the outbox
-    answers (every role keeps working: delivery nodes poll the outbox, a little later); "down"
-    when neither answers."""
-    try:
-        await feed.ping()
-        redis_error = None
-    except StoreUnavailable as exc:
-        redis_error = exc.message
-    try:
-        latest = await feed.latest_seq()  # the outbox's head, or the stream's without it
-    except StoreUnavailable as exc:
-        return {"status": "down", "kind": "redis", "error": exc.message}
-    body: dict[str, Any] = {"status": "ok", "kind": "redis", "latestSeq": latest}
-    if redis_error is not None:
-        body["status"] = "degraded"
-        body["error"] = f"{redis_error}; changes are read from the database's outbox"
-    body["publishFailures"] = feed.publish_failures
-    body["pollSeconds"] = feed.poll_seconds
-    return body
