@@ -14,7 +14,7 @@ from typing import Any
 from flagstaff_server.domain import present_flag
 from flagstaff_server.domain.document import clone, refuse_unknown, require_comment
 from flagstaff_server.errors import InvalidInput, ValidationError, VersionConflict
-from flagstaff_server.services import flags
+from flagstaff_server.services import flag_listing, flags
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import JsonObject
@@ -116,7 +116,7 @@ def _copy(
 ) -> JsonObject:
     with plane.write(actor) as tx:
         record = flags.get_record(tx.uow, project, key, for_update=True)
-        flags.check_environments(tx.uow, project, (request.source, request.target))
+        flag_listing.check_environments(tx.uow, project, (request.source, request.target))
         configs = record.doc["environments"]
         for name, environment, version in (
             ("source", request.source, request.source_version),

@@ -20,7 +20,7 @@ from flagstaff_server.domain import (
     validate_segment_document,
 )
 from flagstaff_server.errors import AlreadyExists, LostRace, NotFound, VersionConflict
-from flagstaff_server.services import flags
+from flagstaff_server.services import flag_listing
 from flagstaff_server.services.access import Actor
 from flagstaff_server.services.approval_gate import DIRECT, Clearance, check_change
 from flagstaff_server.services.edit import EditRequest, JsonPatch, MergePatch
@@ -75,7 +75,7 @@ def list_segments(
             for record in records[offset : offset + limit]
         ],
         "totalCount": len(records),
-        "_links": flags.page_links(base, limit, offset, len(records)),
+        "_links": flag_listing.page_links(base, limit, offset, len(records)),
     }
 
 

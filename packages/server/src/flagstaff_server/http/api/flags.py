@@ -17,7 +17,7 @@ from flagstaff_server.http.api.payload import (
     json_response,
     read_json,
 )
-from flagstaff_server.services import automated_releases, copy, flags
+from flagstaff_server.services import automated_releases, copy, flag_listing, flags
 from flagstaff_server.services.access import Actor, authorize, authorize_accesses
 from flagstaff_server.services.edit import parse_edit
 from flagstaff_server.services.edit_access import flag_edit_needs
@@ -68,13 +68,13 @@ async def list_flags(
     actor: Reader,
     env: Annotated[list[str] | None, Query()] = None,
     tag: str | None = None,
-    limit: Annotated[int, Query(ge=1, le=flags.MAX_LIMIT)] = flags.DEFAULT_LIMIT,
+    limit: Annotated[int, Query(ge=1, le=flag_listing.MAX_LIMIT)] = flag_listing.DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0)] = 0,
     archived: bool | None = None,
     summary: bool | None = None,
     filters: Annotated[str | None, Query(alias="filter")] = None,
 ) -> Response:
-    query = flags.FlagQuery(
+    query = flag_listing.FlagQuery(
         environments=environments_of(env),
         tag=tag,
         archived=archived,
@@ -82,8 +82,8 @@ async def list_flags(
         offset=offset,
     )
     if filters:
-        query = flags.parse_filter(filters, query)
-    return json_response(await run_in_threadpool(flags.list_flags, plane, projectKey, query))
+        query = flag_listing.parse_filter(filters, query)
+    return json_response(await run_in_threadpool(flag_listing.list_flags, plane, projectKey, query))
 
 
 @router.post(
