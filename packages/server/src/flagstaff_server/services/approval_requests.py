@@ -35,11 +35,8 @@ from flagstaff_server.services.edit import EditRequest, SemanticPatch
 from flagstaff_server.services.flags import get_flag_in
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis, new_id
 from flagstaff_server.services.ports import JsonObject, UnitOfWork
-from flagstaff_server.services.scheduled_changes import (
-    check_instructions_now,
-    maintainer_of,
-    others_of,
-)
+from flagstaff_server.services.scheduled_change_checks import check_instructions_now, others_of
+from flagstaff_server.services.scheduled_change_records import maintainer_of
 
 AUDIT_KIND = "approvalRequest"
 GENERIC_PATH = "/api/v2/approval-requests"

@@ -19,7 +19,7 @@ from flagstaff_server.domain.approval_request import (
 from flagstaff_server.domain.approval_settings import ApprovalSettings, settings_of
 from flagstaff_server.domain.scheduled_change import conflicts_with
 from flagstaff_server.errors import Conflict, Forbidden, ValidationError
-from flagstaff_server.services import flags, scheduled_changes, segments
+from flagstaff_server.services import flags, scheduled_change_checks, scheduled_changes, segments
 from flagstaff_server.services.access import Actor, authorize
 from flagstaff_server.services.approval_gate import approved_in
 from flagstaff_server.services.approval_ports import ApprovalRequestRecord, ApprovalStatus
@@ -166,7 +166,7 @@ def schedule(tx: Transaction, record: ApprovalRequestRecord, execution_ms: int) 
             path="/executionDate",
         )
     instructions = record.doc["instructions"]
-    others = scheduled_changes.others_of(tx.uow, record.project, record.key)
+    others = scheduled_change_checks.others_of(tx.uow, record.project, record.key)
     conflicts = conflicts_with(instructions, record.environment, others)
     if conflicts:
         raise Conflict(

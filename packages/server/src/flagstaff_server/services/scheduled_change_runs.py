@@ -34,11 +34,11 @@ from flagstaff_server.services.flags import edit_flag
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import ScheduledChangeRecord, UnitOfWork
 from flagstaff_server.services.race import retry_lost_races
-from flagstaff_server.services.scheduled_changes import (
+from flagstaff_server.services.scheduled_change_checks import semantic_request
+from flagstaff_server.services.scheduled_change_records import (
     AUDIT_KIND,
     present,
     resource_of,
-    semantic_request,
     stored_actor,
 )
 

@@ -8,27 +8,25 @@ and again when the worker applies them (`scheduled_change_runs`). Conflicts are 
 resolved silently: with other pending changes of the flag (a 400 unless `ignoreConflicts`),
 and, when read, with the flag as it is now.
 `schedule` is the function other workflows call inside their own transaction (an approved
-request with an `executionDate`). No HTTP and no SQL here.
+request with an `executionDate`). The checks live in `scheduled_change_checks`, the record's
+representation and author in `scheduled_change_records`. No HTTP and no SQL here.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
 from flagstaff_server.domain.scheduled_change import (
-    OtherChange,
     ScheduleEdit,
     conflicts_with,
     parse_schedule_body,
     parse_schedule_patch,
 )
-from flagstaff_server.errors import Conflict, FlagstaffError, NotFound, ValidationError
+from flagstaff_server.errors import Conflict, NotFound
 from flagstaff_server.services.access import Actor, authorize
-from flagstaff_server.services.approval_gate import DIRECT, PRECLEARED, Clearance
-from flagstaff_server.services.edit import EditRequest, SemanticPatch
-from flagstaff_server.services.flags import get_flag_in, preview_edit
+from flagstaff_server.services.approval_gate import DIRECT, Clearance
+from flagstaff_server.services.flags import get_flag_in
 from flagstaff_server.services.plane import (
     ControlPlane,
     Transaction,
@@ -37,202 +35,24 @@ from flagstaff_server.services.plane import (
     new_id,
 )
 from flagstaff_server.services.ports import (
-    FlagRecord,
     JsonObject,
-    Role,
     ScheduledChangeRecord,
     ScheduledChangeStatus,
     UnitOfWork,
 )
-
-AUDIT_KIND = "scheduledChange"
-"""The kind of the audit entries of scheduled changes; their resource is the flag's in the
-change's environment, so a policy on `proj/*:env/production:flag/*` covers them."""
-STATUSES: tuple[ScheduledChangeStatus, ...] = ("pending", "executed", "failed")
-_INSTRUCTION_PATH = re.compile(r"^/instructions/(\d+)")
-
-
-def collection_path(project: str, flag: str, environment: str) -> str:
-    return f"/api/v2/projects/{project}/flags/{flag}/environments/{environment}/scheduled-changes"
-
-
-def resource_of(project: str, flag: str, environment: str) -> str:
-    """The audit log's resource: the flag in the change's environment."""
-    return f"proj/{project}:env/{environment}:flag/{flag}"
-
-
-# who scheduled it -----------------------------------------------------------------------------
-
-
-def maintainer_of(actor: Actor) -> JsonObject:
-    """What the change keeps of its author: the worker applies it on the author's behalf."""
-    return {
-        "tokenId": actor.token_id,
-        "name": actor.name,
-        "role": actor.role,
-        "project": actor.project,
-        "environment": actor.environment,
-    }
-
-
-def stored_actor(record: ScheduledChangeRecord) -> Actor:
-    maintainer = record.doc["maintainer"]
-    role: Role = maintainer["role"]
-    return Actor(
-        token_id=maintainer["tokenId"],
-        name=maintainer["name"],
-        role=role,
-        project=maintainer.get("project"),
-        environment=maintainer.get("environment"),
-    )
-
-
-# representation -------------------------------------------------------------------------------
-
-
-def present(
-    record: ScheduledChangeRecord, *, conflicts: list[JsonObject] | None = None
-) -> JsonObject:
-    """LaunchDarkly's `FeatureFlagScheduledChange`, with Flagstaff's `_status` and, once run,
-    `_executedDate`, `_lateByMillis` (how long after `executionDate` it ran) or `_error`."""
-    doc = record.doc
-    base = collection_path(record.project, record.flag, record.environment)
-    body: JsonObject = {
-        "_id": record.id,
-        "_creationDate": epoch_millis(record.created),
-        "_maintainerId": doc["maintainer"]["tokenId"],
-        "_maintainer": {"name": doc["maintainer"]["name"]},
-        "_version": record.version,
-        "executionDate": epoch_millis(record.execution),
-        "instructions": doc["instructions"],
-        "conflicts": conflicts or [],
-        "_status": record.status,
-        "_links": {
-            "self": {"href": f"{base}/{record.id}", "type": "application/json"},
-            "parent": {"href": base, "type": "application/json"},
-        },
-    }
-    if doc.get("comment") is not None:
-        body["comment"] = doc["comment"]
-    if doc.get("origin") is not None:
-        body["_origin"] = doc["origin"]
-    for field in ("executedDate", "lateByMillis", "error"):
-        if field in doc:
-            body[f"_{field}"] = doc[field]
-    return body
-
-
-# checks ---------------------------------------------------------------------------------------
-
-
-def semantic_request(
-    record: ScheduledChangeRecord | None,
-    *,
-    instructions: list[dict[str, Any]],
-    environment: str,
-    comment: str | None,
-) -> EditRequest:
-    """The semantic PATCH a scheduled change amounts to (what the audit log keeps as its body)."""
-    body: JsonObject = {"environmentKey": environment, "instructions": instructions}
-    if comment is not None:
-        body["comment"] = comment
-    if record is not None:
-        body["scheduledChangeId"] = record.id
-        body["executionDate"] = epoch_millis(record.execution)
-    return EditRequest(
-        edit=SemanticPatch(instructions=instructions, environment_key=environment),
-        comment=comment,
-        body=body,
-    )
-
-
-def check_instructions_now(
-    tx: Transaction,
-    flag: FlagRecord,
-    instructions: list[dict[str, Any]],
-    environment: str,
-    *,
-    path: str = "/instructions",
-    comment: str | None = None,
-    clearance: Clearance = DIRECT,
-) -> None:
-    """Raise what a semantic PATCH with these instructions would raise now, its path moved under
-    `path` (`/instructions/1/value/0/...` for a PATCH's replacement instructions). `clearance`
-    as for a PATCH: scheduling a change an environment must approve needs an approval request
-    (or the right to bypass it), as changing it directly would."""
-    request = semantic_request(
-        None, instructions=instructions, environment=environment, comment=comment
-    )
-    try:
-        preview_edit(tx, flag, request, clearance=clearance)
-    except ValidationError as exc:
-        if path != "/instructions" and exc.path and exc.path.startswith("/instructions"):
-            moved = path + exc.path[len("/instructions") :]
-            raise ValidationError(exc.message, path=moved) from None
-        raise
-
-
-def others_of(
-    uow: UnitOfWork, project: str, flag: str, *, excluding: str | None = None
-) -> list[OtherChange]:
-    return [
-        OtherChange(
-            id=other.id,
-            environment=other.environment,
-            execution_ms=epoch_millis(other.execution),
-            instructions=other.doc["instructions"],
-        )
-        for other in uow.scheduled_changes.list(project, flag, status="pending")
-        if other.id != excluding
-    ]
-
-
-def refuse_conflicts(
-    conflicts: list[JsonObject], instructions: list[dict[str, Any]], *, path: str
-) -> None:
-    """LaunchDarkly answers a conflicting schedule with 400 unless `ignoreConflicts=true`."""
-    if not conflicts:
-        return
-    first = conflicts[0]
-    index = next(i for i, item in enumerate(instructions) if item is first["instruction"])
-    raise ValidationError(
-        f"{first['reason']}; pass ignoreConflicts=true to schedule it anyway",
-        path=f"{path}/{index}",
-    )
-
-
-def current_conflicts(tx: Transaction, record: ScheduledChangeRecord) -> list[JsonObject]:
-    """Conflicts of a pending change as of now: with the other pending changes of the flag, and
-    with the flag itself (instructions that would fail if applied now: a rule removed since, a
-    variation gone, ...). Executed and failed changes have none."""
-    if record.status != "pending":
-        return []
-    instructions = record.doc["instructions"]
-    found = conflicts_with(
-        instructions,
-        record.environment,
-        others_of(tx.uow, record.project, record.flag, excluding=record.id),
-    )
-    flag = tx.uow.flags.get(record.project, record.flag)
-    if flag is None:
-        return found
-    checking = Transaction(uow=tx.uow, actor=stored_actor(record), now=tx.now)
-    try:
-        # the approval rules were met when it was scheduled; what is left is whether it fits
-        check_instructions_now(
-            checking, flag, instructions, record.environment, clearance=PRECLEARED
-        )
-    except FlagstaffError as exc:
-        match = _INSTRUCTION_PATH.match(exc.path or "")
-        index = int(match.group(1)) if match else 0
-        found.append(
-            {
-                "instruction": instructions[min(index, len(instructions) - 1)],
-                "reason": f"does not apply to the flag as it is now: {exc.message}",
-                "path": exc.path,
-            }
-        )
-    return found
+from flagstaff_server.services.scheduled_change_checks import (
+    check_instructions_now,
+    current_conflicts,
+    others_of,
+    refuse_conflicts,
+)
+from flagstaff_server.services.scheduled_change_records import (
+    AUDIT_KIND,
+    collection_path,
+    maintainer_of,
+    present,
+    resource_of,
+)
 
 
 def existing(
