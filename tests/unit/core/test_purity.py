@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import flagstaff_core
+from support.purity import attribute_uses, imported_modules
 
 # Pure computation only: no I/O, clock, threads, logging, randomness, subprocesses or network.
 ALLOWED = frozenset(
@@ -30,32 +30,19 @@ FORBIDDEN_CALLS = ("now", "utcnow", "today", "time", "random", "urandom")
 PACKAGE = Path(flagstaff_core.__file__).parent
 
 
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
 def test_core_imports_only_pure_standard_library_modules() -> None:
     modules = sorted(PACKAGE.glob("*.py"))
     assert len(modules) > 10
     for module in modules:
-        foreign = _imports(module) - ALLOWED - {"flagstaff_core"}
+        foreign = imported_modules(module) - ALLOWED - {"flagstaff_core"}
         assert not foreign, f"{module.name} imports {sorted(foreign)}"
 
 
 def test_core_never_reads_the_clock() -> None:
-    for module in sorted(PACKAGE.glob("*.py")):
-        for node in ast.walk(ast.parse(module.read_text())):
-            if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_CALLS:
-                raise AssertionError(f"{module.name}:{node.lineno} uses .{node.attr}")
+    assert attribute_uses(sorted(PACKAGE.glob("*.py")), FORBIDDEN_CALLS) == []
 
 
 def test_purity_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nfrom socket import socket\nfrom flagstaff_core import evaluate\n")
-    assert _imports(bad) - ALLOWED - {"flagstaff_core"} == {"os", "socket"}
+    assert imported_modules(bad) - ALLOWED - {"flagstaff_core"} == {"os", "socket"}

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import flagstaff_stats
+from support.purity import attribute_uses, imported_modules
 
 ALLOWED = frozenset(
     {
@@ -26,29 +27,16 @@ FORBIDDEN_ATTRIBUTES = ("now", "utcnow", "today", "time", "random", "urandom", "
 PACKAGE = Path(flagstaff_stats.__file__).parent
 
 
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
 def test_engine_imports_only_arithmetic() -> None:
     modules = sorted(PACKAGE.glob("*.py"))
     assert len(modules) > 10
     for module in modules:
-        foreign = _imports(module) - ALLOWED - {"flagstaff_stats"}
+        foreign = imported_modules(module) - ALLOWED - {"flagstaff_stats"}
         assert not foreign, f"{module.name} imports {sorted(foreign)}"
 
 
 def test_engine_never_reads_a_clock_or_draws_random_numbers() -> None:
-    for module in sorted(PACKAGE.glob("*.py")):
-        for node in ast.walk(ast.parse(module.read_text())):
-            if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
-                raise AssertionError(f"{module.name}:{node.lineno} uses .{node.attr}")
+    assert attribute_uses(sorted(PACKAGE.glob("*.py")), FORBIDDEN_ATTRIBUTES) == []
 
 
 def test_scipy_is_used_only_for_special_functions_and_quadrature() -> None:
@@ -61,4 +49,4 @@ def test_scipy_is_used_only_for_special_functions_and_quadrature() -> None:
 def test_purity_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nfrom time import monotonic\nfrom flagstaff_stats import welch\n")
-    assert _imports(bad) - ALLOWED - {"flagstaff_stats"} == {"os", "time"}
+    assert imported_modules(bad) - ALLOWED - {"flagstaff_stats"} == {"os", "time"}
