@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from flagstaff_server.ingest import IngestConfig
-from flagstaff_server.ingest import journal as journal_module
-from flagstaff_server.ingest.journal import Journal, JournalReader
+from flagstaff_server.ingest import IngestConfig, journal_reader
+from flagstaff_server.ingest.journal import Journal
+from flagstaff_server.ingest.journal_reader import JournalReader
 from flagstaff_server.ingest.record import Kind
 
 
@@ -241,7 +241,7 @@ async def test_a_read_holds_at_most_its_payload_budget_but_always_one_record(
 async def test_reads_are_bounded_by_default(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     journal.recover()
-    size = journal_module.BATCH_BYTES // 3
+    size = journal_reader.BATCH_BYTES // 3
     for n in range(5):
         await append(journal, n, size=size)
     batch = JournalReader(journal, 0).read(max_records=500)

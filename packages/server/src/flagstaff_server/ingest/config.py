@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from flagstaff_server.ingest.journal import MARK_BYTES
+from flagstaff_server.ingest.journal_segment import MARK_BYTES
 
 MIN_SEGMENT_BYTES = 1 << 20
 """The smallest journal segment a small disk budget makes (see `IngestConfig.segment_size`)."""

@@ -1,7 +1,8 @@
 """The durable local log (journal): segment files of framed records, appended with group commit
 (every request waiting at one moment shares one write and one fsync) and truncated only by
 `release`, after processing committed; it counts the bytes not released yet (the disk budget's
-measure). Owns its directory; knows nothing of HTTP or analytics.
+measure). A segment file is `journal_segment`'s, reading in seq order `journal_reader`'s. Owns its
+directory; knows nothing of HTTP or analytics.
 """
 
 from __future__ import annotations
@@ -11,63 +12,26 @@ import contextlib
 import logging
 import os
 import threading
-from array import array
-from bisect import bisect_right
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from flagstaff_server.durable import PRIVATE_FILE_MODE, fsync_directory
 from flagstaff_server.ingest import record as framing
+from flagstaff_server.ingest.journal_segment import (
+    MARK_BYTES,
+    SUFFIX,
+    Segment,
+    segment_name,
+    write_all,
+)
 from flagstaff_server.ingest.record import Kind, Record
 
 log = logging.getLogger(__name__)
 
-SUFFIX = ".log"
-READ_CHUNK = 4 << 20
-BATCH_BYTES = 16 << 20
-"""Payload bytes one read returns at most (past its first record): what a consumer holds, and
-parses, at once. Without it a backlog of large payloads came back `max_records` at a time, 500
-bodies of up to 10 MiB each in one batch."""
-IOV_MAX = 1024
-"""Buffers per `writev` call (POSIX guarantees at least 16; Linux allows 1024)."""
 FRAME_OVERHEAD = framing.FRAME.size + framing.FIXED.size + 3 * 64
 """A record's bytes beyond its payload, as counted against the disk budget before framing."""
-MARK_BYTES = 64 << 10
-"""Default spacing of a segment's (seq, end offset) marks: a partly released segment counts as
-released the bytes up to the last mark at or below the released seq, so it may overcount what is
-left by less than the spacing (a fully released one counts nothing: see `Segment.last_seq`). A
-small disk budget asks for closer marks (`Journal(mark_bytes=...)`): an overcount near the budget
-would refuse payloads while nearly nothing is waiting."""
-
-
-@dataclass(slots=True)
-class Segment:
-    first_seq: int
-    path: Path
-    size: int
-    last_seq: int | None = None
-    """The seq of its last record; None for a sealed segment opened without a scan, or empty."""
-    mark_seqs: array[int] = field(default_factory=lambda: array("q"))
-    mark_ends: array[int] = field(default_factory=lambda: array("q"))
-    """Where the frame of record `mark_seqs[i]` ends, every `MARK_BYTES` or so, ascending."""
-
-    def mark(self, seq: int, end: int, spacing: int = MARK_BYTES) -> None:
-        """Note that the records up to `seq` end at byte `end` (call in seq order); a mark is
-        kept every `spacing` bytes or so."""
-        self.last_seq = seq
-        if not self.mark_ends or end - self.mark_ends[-1] >= spacing:
-            self.mark_seqs.append(seq)
-            self.mark_ends.append(end)
-
-    def released_bytes(self, through_seq: int) -> int:
-        """Bytes at the start of the segment known to hold only records at or below
-        `through_seq`."""
-        if self.last_seq is not None and through_seq >= self.last_seq:
-            return self.size
-        index = bisect_right(self.mark_seqs, through_seq)
-        return self.mark_ends[index - 1] if index else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,25 +42,6 @@ class Recovery:
     next_seq: int
     unscanned_segments: int
     """Older segments opened without a scan (beyond the tail)."""
-
-
-def segment_name(first_seq: int) -> str:
-    return f"{first_seq:020d}{SUFFIX}"
-
-
-def write_all(fd: int, parts: list[bytes]) -> None:
-    """Write every part in order with as few `writev` calls as the kernel allows, finishing
-    any short write."""
-    index = 0
-    while index < len(parts):
-        chunk = parts[index : index + IOV_MAX]
-        written = os.writev(fd, chunk)
-        index += len(chunk)
-        total = sum(len(part) for part in chunk)
-        if written < total:
-            rest = memoryview(b"".join(chunk))[written:]
-            while rest:
-                rest = rest[os.write(fd, rest) :]
 
 
 class Journal:
@@ -320,10 +265,14 @@ class Journal:
 
     # reading and releasing ---------------------------------------------------------------------
 
+    def current_segments(self) -> list[Segment]:
+        """The segments as they are now, oldest first (a copy: appends and releases go on)."""
+        with self._lock:
+            return list(self.segments)
+
     def segments_after(self, seq: int) -> list[Segment]:
         """The segments that may hold records after `seq`, oldest first."""
-        with self._lock:
-            segments = list(self.segments)
+        segments = self.current_segments()
         chosen: list[Segment] = []
         for index, segment in enumerate(segments):
             following = segments[index + 1] if index + 1 < len(segments) else None
@@ -351,88 +300,3 @@ class Journal:
         if removed:
             fsync_directory(self.directory)
         return len(removed)
-
-
-class JournalReader:
-    """Reads durable records in seq order from a position; used by one consumer thread."""
-
-    def __init__(self, journal: Journal, after_seq: int) -> None:
-        self.journal = journal
-        self.position = after_seq
-        self._segment: Segment | None = None
-        self._offset = 0
-
-    def read(
-        self,
-        *,
-        max_records: int = 2000,
-        max_bytes: int = READ_CHUNK,
-        max_batch_bytes: int = BATCH_BYTES,
-    ) -> list[Record]:
-        """The next durable records, oldest first: at most `max_records`, and no more payload
-        bytes in all than `max_batch_bytes` (though always the first record, however large);
-        [] when caught up."""
-        durable = self.journal.durable_seq
-        records: list[Record] = []
-        payload_bytes = 0
-        full = False
-        while len(records) < max_records and self.position < durable:
-            if self._segment is None:
-                self._seek()
-                if self._segment is None:
-                    break
-            data = self._chunk(self._segment, max_bytes)
-            if data is None:
-                self._segment = None
-                continue
-            found = framing.scan(data, limit=max_records - len(records))
-            consumed = 0
-            for item, end in zip(found.records, found.ends, strict=True):
-                if item.seq > durable:
-                    break
-                if item.seq > self.position:
-                    if records and payload_bytes + len(item.payload) > max_batch_bytes:
-                        full = True
-                        break
-                    records.append(item)
-                    payload_bytes += len(item.payload)
-                    self.position = item.seq
-                consumed = end
-            self._offset += consumed
-            if full or (consumed == 0 and not self._advance()):
-                break
-        return records
-
-    def _chunk(self, segment: Segment, max_bytes: int) -> bytes | None:
-        """Bytes from the reader's offset: at least one whole frame when one is there."""
-        try:
-            with segment.path.open("rb") as handle:
-                handle.seek(self._offset)
-                head = handle.read(framing.FRAME.size)
-                if len(head) < framing.FRAME.size:
-                    return head
-                length = framing.FRAME.unpack(head)[0]
-                rest = handle.read(max(max_bytes, min(length, framing.MAX_BODY)))
-                return head + rest
-        except FileNotFoundError:
-            return None
-
-    def _seek(self) -> None:
-        segments = self.journal.segments_after(self.position)
-        self._segment = segments[0] if segments else None
-        self._offset = 0
-
-    def _advance(self) -> bool:
-        """Move to the next segment when the current one is sealed and read to its end."""
-        with self.journal._lock:
-            segments = list(self.journal.segments)
-        current = self._segment
-        for index, segment in enumerate(segments):
-            if current is not None and segment.first_seq == current.first_seq:
-                if index + 1 < len(segments):
-                    self._segment = segments[index + 1]
-                    self._offset = 0
-                    return True
-                return False
-        self._seek()
-        return self._segment is not None and self._segment is not current

@@ -16,7 +16,8 @@ from typing import Any
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore, Committed
-from flagstaff_server.ingest.journal import Journal, JournalReader
+from flagstaff_server.ingest.journal import Journal
+from flagstaff_server.ingest.journal_reader import JournalReader
 from flagstaff_server.ingest.record import Record
 from flagstaff_server.tasks import finish_in_thread
 

@@ -17,7 +17,8 @@ import redis
 from flagstaff_server.durable import replace_file
 from flagstaff_server.ingest import record as framing
 from flagstaff_server.ingest.analytics import AnalyticsStore
-from flagstaff_server.ingest.journal import Journal, JournalReader
+from flagstaff_server.ingest.journal import Journal
+from flagstaff_server.ingest.journal_reader import JournalReader
 from flagstaff_server.ingest.processor import Consumer
 from flagstaff_server.ingest.record import Record
 
