@@ -134,6 +134,13 @@ export async function signedIn(session) {
 
 export async function reloadProjects() { await loadProjects(); renderShell(); }
 
+// Every page fetches before it draws: until it has, <main> says so (and is aria-busy, which
+// the browser tests wait on), with the heading's space kept so the content does not jump.
+function showLoading() {
+  main.setAttribute('aria-busy', 'true');
+  clear(main, h('p', { class: 'loading', role: 'status' }, 'Loading…'));
+}
+
 async function route() {
   const hash = location.hash || '#/';
   if (!app.session && hash !== '#/signin') {
@@ -159,11 +166,14 @@ async function route() {
     if (match) {
       clearNotice();
       renderShell();
+      showLoading();
       try {
         await render(...match.slice(1));
       } catch (error) {
         clear(main, h('h1', {}, 'Something went wrong'), h('p', { role: 'alert' }, error.message));
       }
+      main.removeAttribute('aria-busy');
+      performance.mark('flagstaff:page-ready'); // what bench/ui.py times a page load to
       renderShell();
       if (pendingNotice) { notify(...pendingNotice); pendingNotice = null; }
       // a page that focused its own first field keeps it; otherwise focus starts at the content

@@ -63,6 +63,11 @@ export async function render(ctx) {
   const count = h('p', { class: 'muted', 'aria-live': 'polite' });
   const selected = new Map();
   const bulk = bulkToolbar(ctx, selected, () => render(ctx));
+  const table = h('table', { class: 'list' },
+    h('caption', { class: 'visually-hidden' }, `Flags in ${app.env}`),
+    h('thead', {}, h('tr', {}, ['Select', 'Flag', `In ${app.env}`, 'Tags', 'Status', 'Last evaluated', 'Type'].map((c) => h('th', { scope: 'col' }, c)))),
+    body);
+  const empty = h('p', { class: 'empty' });
 
   function draw() {
     filters.q = search.value; filters.tag = tagSelect.value; filters.status = statusSelect.value;
@@ -108,6 +113,10 @@ export async function render(ctx) {
         h('td', {}, flag.temporary ? 'temporary' : 'permanent'));
     }));
     count.textContent = `${shown.length} of ${flags.length} flags`;
+    table.hidden = !shown.length;
+    empty.hidden = Boolean(shown.length);
+    clear(empty, flags.length ? 'No flag matches these filters.'
+      : ['No flags in this project yet. ', h('a', { href: `${base()}/new-flag` }, 'Create flag'), ' to add the first.']);
   }
   for (const control of [search, tagSelect, statusSelect, stateSelect, typeSelect, sortSelect]) {
     control.addEventListener('input', draw);
@@ -121,10 +130,7 @@ export async function render(ctx) {
       field('State', stateSelect), field('Type', typeSelect), field('Sort by', sortSelect)),
     count,
     bulk,
-    h('table', { class: 'list' },
-      h('caption', { class: 'visually-hidden' }, `Flags in ${app.env}`),
-      h('thead', {}, h('tr', {}, ['Select', 'Flag', `In ${app.env}`, 'Tags', 'Status', 'Last evaluated', 'Type'].map((c) => h('th', { scope: 'col' }, c)))),
-      body));
+    table, empty);
   draw();
 }
 
