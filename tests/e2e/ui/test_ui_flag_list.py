@@ -1,12 +1,17 @@
 """The flag list in headless Chromium (issue 20): the per-row on/off switch, which asks for a
 comment in an environment that requires one (and refuses a blank one) and for confirmation in one
-that confirms changes; filters and sort kept in the URL across a reload; keyboard-only toggling."""
+that confirms changes; filters and sort kept in the URL across a reload; keyboard-only toggling;
+the status (from what the official SDK reported) and maintainer columns and filters, and moving
+through the rows with the arrow keys."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from ldclient import Context
+from ldclient.client import LDClient
+from ldclient.config import Config
 from support.deadlines import wait_until
 from ui_support import ENV, PROJECT, UiServer, expect, sign_in
 
@@ -176,3 +181,104 @@ def test_templates_fill_the_create_form(ui_server: UiServer, context: Any) -> No
     assert [v["value"] for v in made["variations"]] == ["control", "treatment"]
     assert made["temporary"] is True
     assert made["tags"] == ["experiment"]
+
+
+def evaluate_with_the_sdk(server: UiServer, key: str) -> None:
+    """The official SDK evaluates the flag and sends its events; ingestion then counts them."""
+    config = Config(
+        server.sdk_key,
+        base_uri=server.url,
+        stream_uri=server.url,
+        events_uri=server.url,
+        send_events=True,
+    )
+    client = LDClient(config=config, start_wait=10)
+    try:
+        assert client.is_initialized()
+        assert client.variation(key, Context.create("user-1"), None) is False
+        client.flush()
+        statuses = f"/api/v2/insights/{PROJECT}/{ENV}/flag-statuses"
+
+        def launched() -> bool:
+            items = server.api.get(statuses).json()["items"]
+            return any(i["flagKey"] == key and i["status"] == "launched" for i in items)
+
+        wait_until(launched, timeout=30, interval=0.05, what=f"{key} counted as launched")
+    finally:
+        client.close()
+
+
+def test_status_and_maintainer_columns_filter_the_list_and_stay_in_the_url(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("owned-served", name="Owned served", maintainerId="ana@example.com")
+    ui_server.create_flag("owned-quiet", name="Owned quiet", maintainerId="ana@example.com")
+    ui_server.create_flag("nobodys", name="Nobody's")
+    evaluate_with_the_sdk(ui_server, "owned-served")
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.get_by_label("Search", exact=True).fill("o")
+    row = page.get_by_role("row").filter(has_text="owned-served")
+    expect()(row).to_contain_text("launched")
+    expect()(row).to_contain_text("ana@example.com")
+    expect()(page.get_by_role("row").filter(has_text="owned-quiet")).to_contain_text("new")
+
+    page.get_by_label("Maintainer", exact=True).select_option("ana@example.com")
+    page.get_by_label("Status", exact=True).select_option("launched")
+    expect()(page).to_have_url(
+        f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/flags?q=o&status=launched&maintainer=ana%40example.com"
+    )
+    expect()(page.get_by_role("link", name="Owned served")).to_be_visible()
+    expect()(page.get_by_role("link", name="Owned quiet")).to_have_count(0)
+    page.reload()
+    expect()(page.get_by_role("link", name="Owned served")).to_be_visible()
+    expect()(page.get_by_role("link", name="Owned quiet")).to_have_count(0)
+    page.get_by_label("Status", exact=True).select_option("all")
+    page.get_by_label("Maintainer", exact=True).select_option("(none)")
+    expect()(page.get_by_role("link", name="Nobody's")).to_be_visible()
+    expect()(page.get_by_role("link", name="Owned quiet")).to_have_count(0)
+
+
+def test_create_flag_names_the_signed_in_maintainer(ui_server: UiServer, context: Any) -> None:
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/{ENV}/new-flag")
+    page.get_by_label("Name", exact=True).fill("Mine")
+    expect()(page.get_by_label("Maintainer", exact=True)).to_have_value("admin@example.com")
+    page.get_by_role("button", name="Create flag").click()
+    expect()(page.locator("#kill-switch")).to_be_visible()
+    assert ui_server.flag("mine")["maintainerId"] == "admin@example.com"
+
+
+def test_arrow_keys_move_through_rows_and_slash_focuses_the_search(
+    ui_server: UiServer, context: Any
+) -> None:
+    for key in ("keys-a", "keys-b", "keys-c"):
+        ui_server.create_flag(key, name=key)
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.locator("main h1").click()
+    page.keyboard.press("/")
+    expect()(page.get_by_label("Search", exact=True)).to_be_focused()
+    page.keyboard.type("keys-")
+    page.get_by_role("link", name="keys-a").focus()
+    page.keyboard.press("ArrowDown")
+    expect()(page.get_by_role("link", name="keys-b")).to_be_focused()
+    page.keyboard.press("End")
+    expect()(page.get_by_role("link", name="keys-c")).to_be_focused()
+    page.keyboard.press("ArrowUp")
+    expect()(page.get_by_role("link", name="keys-b")).to_be_focused()
+    page.keyboard.press("Tab")
+    switch = page.get_by_role("switch", name=f"keys-b in {ENV}")
+    expect()(switch).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect()(page.get_by_role("switch", name=f"keys-c in {ENV}")).to_be_focused()
+    page.keyboard.press("Home")
+    expect()(page.get_by_role("switch", name=f"keys-a in {ENV}")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect()(page.get_by_role("switch", name=f"keys-a in {ENV}")).to_have_attribute(
+        "aria-checked", "true"
+    )
+    page.get_by_role("link", name="keys-a").focus()
+    page.keyboard.press("Enter")
+    expect()(page.locator("#kill-switch")).to_be_visible()

@@ -5,8 +5,18 @@ import { h, clear, field, select, ago } from './dom.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { rowToggle } from './row_toggle.js';
 import { bulkToolbar } from './bulk_actions.js';
+import { rowKeys, slashFocuses } from './row_keys.js';
 
-const DEFAULTS = { q: '', tag: '', state: 'all', type: 'all', status: 'all', sort: 'name' };
+const DEFAULTS = { q: '', tag: '', state: 'all', type: 'all', on: 'all', status: 'all', maintainer: '', sort: 'name' };
+const STATUSES = ['new', 'active', 'launched', 'inactive', 'stale'];
+const NO_MAINTAINER = '(none)';
+
+// LaunchDarkly's flags name a member (`maintainerId`) or a team (`maintainerTeamKey`).
+function maintainerOf(flag) {
+  if (flag.maintainerId) return flag.maintainerId;
+  return flag.maintainerTeamKey ? `team ${flag.maintainerTeamKey}` : '';
+}
+
 
 // Filters and sort live in the hash's query (`#/p/x/e/y/flags?tag=a&sort=key`), so a filtered
 // list can be bookmarked, shared and survives a reload.
@@ -52,10 +62,14 @@ export async function render(ctx) {
   const archived = await get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000&archived=true`);
   const flags = [...answer.items, ...archived.items];
   const tags = [...new Set(flags.flatMap((f) => f.tags || []))].sort();
+  const maintainers = [...new Set(flags.map(maintainerOf).filter(Boolean))].sort();
 
-  const search = h('input', { type: 'search', value: filters.q, placeholder: 'key, name or description' });
+  const search = h('input', { type: 'search', value: filters.q, placeholder: 'key, name or description', 'aria-keyshortcuts': '/' });
+  slashFocuses(search);
   const tagSelect = select([['', 'Any tag'], ...tags.map((t) => [t, t])], filters.tag);
-  const statusSelect = select([['all', 'On or off'], ['on', 'On'], ['off', 'Off']], filters.status);
+  const onSelect = select([['all', 'On or off'], ['on', 'On'], ['off', 'Off']], filters.on);
+  const statusSelect = select([['all', 'Any status'], ...STATUSES.map((st) => [st, st]), ['nodata', 'no data']], filters.status);
+  const maintainerSelect = select([['', 'Anyone'], [NO_MAINTAINER, 'No maintainer'], ...maintainers.map((m) => [m, m])], filters.maintainer);
   const stateSelect = select([['all', 'Live'], ['archived', 'Archived'], ['deprecated', 'Deprecated']], filters.state);
   const typeSelect = select([['all', 'Any type'], ['temporary', 'Temporary'], ['permanent', 'Permanent']], filters.type);
   const sortSelect = select([['name', 'Name'], ['key', 'Key'], ['created', 'Newest first']], filters.sort);
@@ -65,12 +79,14 @@ export async function render(ctx) {
   const bulk = bulkToolbar(ctx, selected, () => render(ctx));
   const table = h('table', { class: 'list' },
     h('caption', { class: 'visually-hidden' }, `Flags in ${app.env}`),
-    h('thead', {}, h('tr', {}, ['Select', 'Flag', `In ${app.env}`, 'Tags', 'Status', 'Last evaluated', 'Type'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Select', 'Flag', `In ${app.env}`, 'Tags', 'Status', 'Last evaluated', 'Maintainer', 'Type'].map((c) => h('th', { scope: 'col' }, c)))),
     body);
   const empty = h('p', { class: 'empty' });
+  rowKeys(body);
 
   function draw() {
-    filters.q = search.value; filters.tag = tagSelect.value; filters.status = statusSelect.value;
+    filters.q = search.value; filters.tag = tagSelect.value; filters.on = onSelect.value; filters.status = statusSelect.value;
+    filters.maintainer = maintainerSelect.value;
     filters.state = stateSelect.value; filters.type = typeSelect.value; filters.sort = sortSelect.value;
     writeFiltersToHash(filters);
     const q = filters.q.trim().toLowerCase();
@@ -78,8 +94,11 @@ export async function render(ctx) {
       const config = (flag.environments || {})[app.env] || {};
       if (q && ![flag.key, flag.name, flag.description || ''].some((s) => s.toLowerCase().includes(q))) return false;
       if (filters.tag && !(flag.tags || []).includes(filters.tag)) return false;
-      if (filters.status === 'on' && !config.on) return false;
-      if (filters.status === 'off' && config.on) return false;
+      if (filters.on === 'on' && !config.on) return false;
+      if (filters.on === 'off' && config.on) return false;
+      const insight = insights && insights.get(flag.key);
+      if (filters.status !== 'all' && (insight ? insight.status : 'nodata') !== filters.status) return false;
+      if (filters.maintainer && (maintainerOf(flag) || NO_MAINTAINER) !== filters.maintainer) return false;
       if (filters.state === 'all' && flag.archived) return false;
       if (filters.state === 'archived' && !flag.archived) return false;
       if (filters.state === 'deprecated' && !flag.deprecated) return false;
@@ -110,15 +129,16 @@ export async function render(ctx) {
         h('td', {}, (flag.tags || []).map((t) => h('span', { class: 'tag' }, t))),
         h('td', {}, insights ? (insight ? h('span', { class: `pill status-${insight.status}` }, insight.status) : 'no data') : 'no data'),
         h('td', {}, !insights || !insight ? 'no data' : insight.lastEvaluated ? ago(insight.lastEvaluated) : 'never'),
+        h('td', {}, maintainerOf(flag) || h('span', { class: 'muted' }, 'none')),
         h('td', {}, flag.temporary ? 'temporary' : 'permanent'));
     }));
     count.textContent = `${shown.length} of ${flags.length} flags`;
     table.hidden = !shown.length;
     empty.hidden = Boolean(shown.length);
     clear(empty, flags.length ? 'No flag matches these filters.'
-      : ['No flags in this project yet. ', h('a', { href: `${base()}/new-flag` }, 'Create flag'), ' to add the first.']);
+      : ['No flags in this project yet: ', h('a', { href: `${base()}/new-flag` }, 'create the first one'), '.']);
   }
-  for (const control of [search, tagSelect, statusSelect, stateSelect, typeSelect, sortSelect]) {
+  for (const control of [search, tagSelect, onSelect, statusSelect, maintainerSelect, stateSelect, typeSelect, sortSelect]) {
     control.addEventListener('input', draw);
   }
   clear(main,
@@ -126,8 +146,8 @@ export async function render(ctx) {
       h('h1', {}, 'Flags'),
       h('a', { class: 'button primary', href: `${base()}/new-flag` }, 'Create flag')),
     h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
-      field('Search', search), field('Tag', tagSelect), field('Status', statusSelect),
-      field('State', stateSelect), field('Type', typeSelect), field('Sort by', sortSelect)),
+      field('Search', search), field('Tag', tagSelect), field('On/off', onSelect), field('Status', statusSelect),
+      field('Maintainer', maintainerSelect), field('State', stateSelect), field('Type', typeSelect), field('Sort by', sortSelect)),
     count,
     bulk,
     table, empty);
@@ -157,6 +177,7 @@ export async function create(ctx) {
   const name = h('input', { required: true, autocomplete: 'off' });
   const description = h('textarea', { rows: 2 });
   const tags = h('input', { autocomplete: 'off' });
+  const maintainer = h('input', { autocomplete: 'off', value: (app.session && app.session.name) || '' });
   const kind = select([['boolean', 'Boolean (true / false)'], ['string', 'Strings'], ['number', 'Numbers'], ['json', 'JSON values']], 'boolean');
   const variations = h('textarea', { rows: 3, disabled: true, placeholder: 'one value per line' });
   const temporary = h('input', { type: 'checkbox', checked: true });
@@ -180,6 +201,7 @@ export async function create(ctx) {
     field('Key', key, { field: '/key', hint: 'Letters, digits, dots, dashes, underscores. Used in code; cannot change.' }),
     field('Description', description, { field: '/description' }),
     field('Tags', tags, { field: '/tags', hint: 'Comma separated' }),
+    field('Maintainer', maintainer, { field: '/maintainerId', hint: 'Who looks after it; empty for nobody' }),
     field('Variations', kind),
     field('Variation values', variations, { field: '/variations', hint: 'For strings or JSON: one value per line' }),
     h('div', { class: 'check' }, temporary, h('label', { for: temporary.id = 'temporary' }, 'Temporary (remove it after launch)')),
@@ -195,6 +217,7 @@ export async function create(ctx) {
       tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean), temporary: temporary.checked,
       clientSideAvailability: { usingEnvironmentId: clientSide.checked, usingMobileKey: false },
     };
+    if (maintainer.value.trim()) body.maintainerId = maintainer.value.trim();
     if (kind.value !== 'boolean') {
       const lines = variations.value.split('\n').map((l) => l.trim()).filter(Boolean);
       try {
