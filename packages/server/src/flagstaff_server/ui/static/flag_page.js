@@ -8,6 +8,7 @@ import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.j
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { evaluationChart } from './chart.js';
 import { variationEditor } from './variation_editor.js';
+import { usage, history, compareAndCopy } from './flag_relations.js';
 import { approvalsSection, needsApproval, requestApproval } from './approvals.js';
 import { currentEnvironment, sendWithComment } from './comment_dialog.js';
 import { scheduledChangesSection } from './scheduled_changes.js';
@@ -348,6 +349,17 @@ export async function render(ctx, rawKey) {
   const editorHost = h('div');
   const header = h('div');
   const compareHost = h('div');
+  const usageHost = h('div');
+  const historyHost = h('div');
+  const copier = compareAndCopy(ctx, flag, envs, app.env, {
+    canWrite: who.role !== 'reader' && (!who.projectKey || who.projectKey === app.project),
+    copyUrl: `${flagUrl}/copy`,
+    onCopied: async () => {
+      state.flag = await get(flagUrl);
+      redrawAll(true);
+      await history(historyHost, app.project, key);
+    },
+  });
 
   function drawHeader() {
     variations.rebase(state.flag);
@@ -401,6 +413,8 @@ export async function render(ctx, rawKey) {
     drawHeader();
     clear(editorHost, editor(state, ctx));
     clear(compareHost, comparison(state.flag, envs, app.env));
+    clear(usageHost, usage(state.flag, app.env, state.allFlags, state.segments, ctx.base));
+    copier.redraw(state.flag);
   }
 
   async function save(event) {
@@ -591,13 +605,17 @@ export async function render(ctx, rawKey) {
     section(`Scheduled changes in ${app.env}`, scheduled.element),
     section(`Triggers in ${app.env}`, triggers.element),
     section('Compare environments', compareHost),
+    section('Compare two environments and copy', copier.element),
+    section('Segments and dependent flags', usageHost),
     section('Evaluations', chartHost),
     section('Code references', codeReferences.element),
     h('section', { class: 'card', 'aria-labelledby': 'variations-title' }, h('h2', { id: 'variations-title' }, 'Variations (all environments)'), variations.element),
     h('section', { class: 'card', 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings (all environments)'), settingsHost),
+    section('History', historyHost),
     h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
   redrawAll(false);
   for (const part of [approvals, scheduled, triggers, codeReferences]) part.refresh().catch((error) => notify(error.message, 'error'));
   clear(settingsHost, settings());
   evaluationChart(chartHost, app.project, app.env, flag);
+  history(historyHost, app.project, key).catch((error) => clear(historyHost, h('p', { role: 'alert' }, error.message)));
 }

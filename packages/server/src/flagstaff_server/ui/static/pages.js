@@ -3,7 +3,7 @@
 import { get, post, del, enc, ApiError } from './api.js';
 import { h, clear, field, select, button, time, ago } from './dom.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
-import { lineDiff } from './diff.js';
+import { auditEntry } from './audit_entry.js';
 
 export function signIn(ctx) {
   const { main, afterSignIn } = ctx;
@@ -168,11 +168,6 @@ export async function keys(ctx) {
 }
 
 // " in Production": what the entry's short description says after "<verb> <name>".
-function whereOf(entry) {
-  const head = `${entry.titleVerb} ${entry.name}`;
-  return entry.shortDescription.startsWith(head) ? entry.shortDescription.slice(head.length) : '';
-}
-
 export async function audit(ctx) {
   const { app, main } = ctx;
   const q = h('input', { type: 'search' });
@@ -189,16 +184,7 @@ export async function audit(ctx) {
     if (q.value.trim()) params.set('q', q.value.trim());
     const answer = await get(`/api/v2/auditlog?${params}`);
     if (asked !== latest) return;
-    clear(list, answer.items.length ? answer.items.map((entry) => {
-      const before = entry.delta.before ? JSON.stringify(entry.delta.before, null, 2) : '';
-      const after = entry.delta.after ? JSON.stringify(entry.delta.after, null, 2) : '';
-      return h('li', {}, h('details', {},
-        h('summary', {}, time(entry.date), ' ', h('strong', {}, entry.token.name), ` ${entry.titleVerb} `, h('strong', {}, entry.name),
-          whereOf(entry), entry.comment ? h('span', { class: 'muted' }, ` — ${entry.comment}`) : null),
-        h('p', { class: 'mono muted' }, entry.target.resources.join(', ')),
-        entry.delta.patch ? h('details', {}, h('summary', {}, 'Request'), h('pre', {}, JSON.stringify(entry.delta.patch, null, 2))) : null,
-        h('pre', { class: 'diff', 'aria-label': 'Changes' }, lineDiff(before, after).map(([kind, line]) => h('span', { class: `d-${kind}` }, `${kind === 'add' ? '+ ' : kind === 'del' ? '- ' : '  '}${line}\n`)))));
-    }) : h('li', {}, 'No entries.'));
+    clear(list, answer.items.length ? answer.items.map(auditEntry) : h('li', {}, 'No entries.'));
   }
   q.addEventListener('change', draw);
   scope.addEventListener('change', draw);

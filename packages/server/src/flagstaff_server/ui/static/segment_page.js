@@ -178,11 +178,22 @@ function segmentFieldPath(path, origin) {
   return where ? `${where}${rest}` : rest.replace(/^\//, '');
 }
 
+// The flags whose rules in this environment test membership of the segment.
+function usedBy(flags, key, env, base) {
+  const using = flags.filter((flag) => (((flag.environments || {})[env] || {}).rules || [])
+    .some((rule) => rule.clauses.some((c) => c.op === 'segmentMatch' && c.values.includes(key))));
+  return h('section', { class: 'card', 'aria-labelledby': 'used-by-title' },
+    h('h2', { id: 'used-by-title' }, `Flags using this segment in ${env}`),
+    using.length ? h('ul', {}, using.map((flag) => h('li', {}, h('a', { href: `${base()}/flags/${enc(flag.key)}` }, flag.name))))
+      : h('p', { class: 'muted' }, 'No flag rule uses this segment.'));
+}
+
 export async function render(ctx, rawKey) {
   const { app, main, notify } = ctx;
   const key = decodeURIComponent(rawKey);
   const url = `/api/v2/segments/${enc(app.project)}/${enc(app.env)}/${enc(key)}`;
-  const [segment, others] = await Promise.all([get(url), get(`/api/v2/segments/${enc(app.project)}/${enc(app.env)}?limit=1000`)]);
+  const [segment, others, flagList] = await Promise.all([get(url), get(`/api/v2/segments/${enc(app.project)}/${enc(app.env)}?limit=1000`),
+    get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000`)]);
   const state = { segment, original: draftOf(segment), draft: draftOf(segment) };
   const host = h('div');
   const conflict = h('div', { class: 'conflict', role: 'alert', hidden: true });
@@ -292,7 +303,8 @@ export async function render(ctx, rawKey) {
     }
   });
   clear(main, h('h1', {}, segment.name), h('p', { class: 'mono muted' }, `${segment.key} · version ${segment.version}`), conflict, approvalBox, form,
-    h('section', { class: 'card', 'aria-labelledby': 'segment-approvals-title' }, h('h2', { id: 'segment-approvals-title' }, `Approval requests in ${app.env}`), approvals.element));
+    h('section', { class: 'card', 'aria-labelledby': 'segment-approvals-title' }, h('h2', { id: 'segment-approvals-title' }, `Approval requests in ${app.env}`), approvals.element),
+    usedBy(flagList.items, key, app.env, ctx.base));
   draw();
   approvals.refresh().catch((error) => notify(error.message, 'error'));
 }
