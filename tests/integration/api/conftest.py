@@ -1,42 +1,15 @@
-"""The whole server in-process (`Flagstaff` started, its root ASGI app behind httpx's ASGI
-transport) over the in-memory store and SQLite, with an injected clock and a known admin token."""
+"""The whole server in-process over the in-memory store and SQLite, with an injected clock and a
+known admin token (support.api_server_fixtures)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-
-import httpx
 import pytest
-from flagstaff_server.app import Flagstaff
-from flagstaff_server.services.ports import Store
 from platform_api import ADMIN_TOKEN
-from support.clock import FakeClock
-from support.in_process import api_server, asgi_client
-from support.stores import LOCAL_KINDS, open_server_store
+from support.api_server_fixtures import client, client_token, clock, server, server_store
+
+__all__ = ["client", "client_token", "clock", "server", "server_store"]
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture(params=LOCAL_KINDS)
-def server_store(request: pytest.FixtureRequest) -> Iterator[Store | None]:
-    yield from open_server_store(request, request.param)
-
-
-@pytest.fixture
-async def server(
-    server_store: Store | None, tmp_path: Path, clock: FakeClock
-) -> AsyncIterator[Flagstaff]:
-    async with api_server(
-        tmp_path, admin_token=ADMIN_TOKEN, store=server_store, clock=clock
-    ) as flagstaff:
-        yield flagstaff
-
-
-@pytest.fixture
-async def client(server: Flagstaff) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(server.asgi) as http:
-        yield http
+def admin_token() -> str:
+    return ADMIN_TOKEN
