@@ -202,7 +202,7 @@ def test_validation_error_appears_on_the_field_and_keeps_the_input(
     values.fill("forty")
     save(page)
     expect()(values).to_have_attribute("aria-invalid", "true")
-    expect()(page.locator(".field-error")).to_contain_text("number")
+    expect()(rules.locator(".field-error")).to_contain_text("number")
     expect()(values).to_have_value("forty")
     assert ui_server.flag("numbers")["environments"][ENV]["rules"] == []
 
