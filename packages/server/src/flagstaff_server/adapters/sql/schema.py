@@ -359,61 +359,9 @@ approval_requests = Table(
     Index("ix_approval_requests_resource", "project", "kind", "resource_key"),
 )
 
-# Experimentation (issue 17): metrics per project (environment ""), experiments per environment.
-metrics = Table(
-    "metrics",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("project", Text, nullable=False),
-    Column("environment", Text, nullable=False),
-    Column("key", Text, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("created_ms", BigInteger, nullable=False),
-    Column("doc", Text, nullable=False),
-    Index("ix_metrics_key", "project", "environment", "key", unique=True),
-)
-experiments = Table(
-    "experiments",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("project", Text, nullable=False),
-    Column("environment", Text, nullable=False),
-    Column("key", Text, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("created_ms", BigInteger, nullable=False),
-    Column("doc", Text, nullable=False),
-    Index("ix_experiments_key", "project", "environment", "key", unique=True),
-)
-
-# Identity (issue 19): custom roles and teams, account-wide keyed documents (project and
-# environment "").
-custom_roles = Table(
-    "custom_roles",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("project", Text, nullable=False),
-    Column("environment", Text, nullable=False),
-    Column("key", Text, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("created_ms", BigInteger, nullable=False),
-    Column("doc", Text, nullable=False),
-    Index("ix_custom_roles_key", "project", "environment", "key", unique=True),
-)
-teams = Table(
-    "teams",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("project", Text, nullable=False),
-    Column("environment", Text, nullable=False),
-    Column("key", Text, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("created_ms", BigInteger, nullable=False),
-    Column("doc", Text, nullable=False),
-    Index("ix_teams_key", "project", "environment", "key", unique=True),
-)
-
 
 def _keyed(name: str) -> Table:
+    """A keyed document table: one JSON document per (project, environment, key), versioned."""
     return Table(
         name,
         metadata,
@@ -426,6 +374,16 @@ def _keyed(name: str) -> Table:
         Column("doc", Text, nullable=False),
         Index(f"ix_{name}_key", "project", "environment", "key", unique=True),
     )
+
+
+# Experimentation (issue 17): metrics per project (environment ""), experiments per environment.
+metrics = _keyed("metrics")
+experiments = _keyed("experiments")
+
+# Identity (issue 19): custom roles and teams, account-wide keyed documents (project and
+# environment "").
+custom_roles = _keyed("custom_roles")
+teams = _keyed("teams")
 
 
 # Code references (issue 21), keyed documents whose two scope columns hold, for a repository,
