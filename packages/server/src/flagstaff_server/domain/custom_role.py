@@ -14,13 +14,11 @@ from typing import Any, Literal
 from flagstaff_server.domain.document import (
     Document,
     field,
-    is_valid_key,
     refuse_unknown,
-    require_string,
 )
 from flagstaff_server.domain.policy import parse_statements, statement_json
 from flagstaff_server.domain.role_policy import BASE_POLICIES, RolePolicy
-from flagstaff_server.domain.validation import check_name, check_text
+from flagstaff_server.domain.validation import check_key, check_name, check_text
 from flagstaff_server.errors import InvalidInput, ValidationError
 
 BasePermissions = Literal["no_access", "reader"]
@@ -37,11 +35,7 @@ def check_custom_role(body: Any) -> Document:
         raise InvalidInput("the body must be a JSON object", path="/")
     given = {name: value for name, value in body.items() if value is not None}
     refuse_unknown(given, KNOWN, "")
-    key = require_string(field(given, "key", ""), "/key")
-    if not is_valid_key(key):
-        raise ValidationError(
-            f"invalid role key {key!r}: use 1-256 letters, digits, '.', '_' or '-'", path="/key"
-        )
+    key = check_key(given, "role", strict=True)
     name = check_name(field(given, "name", ""), "/name")
     if not name.strip():
         raise ValidationError("a role needs a name", path="/name")

@@ -18,7 +18,6 @@ from flagstaff_server.domain.document import (
     Document,
     field,
     is_valid_context_kind,
-    is_valid_key,
     refuse_unknown,
     require_bool,
     require_int,
@@ -28,7 +27,7 @@ from flagstaff_server.domain.document import (
     require_strings,
 )
 from flagstaff_server.domain.instruction import check_instructions
-from flagstaff_server.domain.validation import check_name, check_tags, check_text
+from flagstaff_server.domain.validation import check_key, check_name, check_tags, check_text
 from flagstaff_server.errors import InvalidInput, ValidationError
 
 FALLTHROUGH = "fallthrough"
@@ -76,12 +75,7 @@ def check_experiment(body: Any) -> tuple[Document, Document]:
         ("key", "name", "description", "maintainerId", "holdoutId", "tags", "iteration"),
         "",
     )
-    key = require_string(field(body, "key", ""), "/key")
-    if not is_valid_key(key):
-        raise ValidationError(
-            f"invalid experiment key {key!r}: use 1-256 letters, digits, '.', '_' or '-'",
-            path="/key",
-        )
+    key = check_key(body, "experiment", strict=True)
     if body.get("holdoutId") is not None:
         raise ValidationError("holdouts are not supported", path="/holdoutId")
     experiment: Document = {

@@ -14,7 +14,6 @@ from flagstaff_server.domain.document import (
     IdFactory,
     clone,
     field,
-    is_valid_key,
     pointer,
     refuse_unknown,
     require_bool,
@@ -25,6 +24,7 @@ from flagstaff_server.domain.document import (
 )
 from flagstaff_server.domain.flag import flag_kind, new_environment_config
 from flagstaff_server.domain.flag_validation import FlagLookup
+from flagstaff_server.domain.validation import check_key
 from flagstaff_server.errors import ValidationError
 
 # The members of LaunchDarkly's `FeatureFlagBody` and the objects in it; anything else in a create
@@ -71,11 +71,7 @@ def new_flag_document(
     """
     body = require_object(body, "")
     refuse_unknown(body, BODY_FIELDS, "")
-    key = require_string(field(body, "key", ""), "/key")
-    if not is_valid_key(key):
-        raise ValidationError(
-            f"invalid flag key {key!r}: use 1-256 letters, digits, '.', '_' or '-'", path="/key"
-        )
+    key = check_key(body, "flag", strict=True)
     name = require_string(field(body, "name", ""), "/name")
     variations = _body_variations(body, new_id)
     if not variations:

@@ -23,14 +23,13 @@ from flagstaff_server.domain.document import (
     Document,
     field,
     is_valid_context_kind,
-    is_valid_key,
     refuse_unknown,
     require_bool,
     require_list,
     require_object,
     require_string,
 )
-from flagstaff_server.domain.validation import check_name, check_tags, check_text
+from flagstaff_server.domain.validation import check_key, check_name, check_tags, check_text
 from flagstaff_server.errors import InvalidInput, ValidationError
 
 KINDS = ("custom", "pageview", "click")
@@ -90,11 +89,7 @@ def check_metric(body: Any) -> Document:
                 f"'{unsupported}' is not supported: metrics come from the ingested events",
                 path=f"/{unsupported}",
             )
-    key = require_string(field(given, "key", ""), "/key")
-    if not is_valid_key(key):
-        raise ValidationError(
-            f"invalid metric key {key!r}: use 1-256 letters, digits, '.', '_' or '-'", path="/key"
-        )
+    key = check_key(given, "metric", strict=True)
     kind = field(given, "kind", "")
     if kind not in KINDS:
         raise ValidationError(f"'kind' must be one of {', '.join(KINDS)}", path="/kind")

@@ -13,7 +13,6 @@ from flagstaff_server.domain.document import (
     clone,
     field,
     is_valid_context_kind,
-    is_valid_key,
     pointer,
     refuse_unknown,
     require_bool,
@@ -23,6 +22,7 @@ from flagstaff_server.domain.document import (
 )
 from flagstaff_server.domain.flag import fill_clause_ids
 from flagstaff_server.domain.json_patch import apply_json_patch, apply_merge_patch, parse_pointer
+from flagstaff_server.domain.validation import check_key
 from flagstaff_server.errors import ValidationError
 
 READ_ONLY_SEGMENT_FIELDS = frozenset(
@@ -39,11 +39,7 @@ def new_segment_document(body: Any, *, now_ms: int, new_id: IdFactory) -> Docume
     """A segment document from a LaunchDarkly `SegmentBody`; error paths point into the body."""
     body = require_object(body, "")
     refuse_unknown(body, BODY_FIELDS, "")
-    key = require_string(field(body, "key", ""), "/key")
-    if not is_valid_key(key):
-        raise ValidationError(
-            f"invalid segment key {key!r}: use 1-256 letters, digits, '.', '_' or '-'", path="/key"
-        )
+    key = check_key(body, "segment", strict=True)
     document: Document = {
         "key": key,
         "name": require_string(field(body, "name", ""), "/name"),

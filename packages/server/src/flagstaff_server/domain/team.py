@@ -17,12 +17,10 @@ from typing import Any
 from flagstaff_server.domain.document import (
     Document,
     field,
-    is_valid_key,
     refuse_unknown,
-    require_string,
 )
 from flagstaff_server.domain.instruction import Instruction, check_instructions
-from flagstaff_server.domain.validation import check_name, check_text
+from flagstaff_server.domain.validation import check_key, check_name, check_text
 from flagstaff_server.errors import InvalidInput, ValidationError
 
 KNOWN = frozenset({"key", "name", "description", "customRoleKeys", "memberIDs", "permissionGrants"})
@@ -77,11 +75,7 @@ def check_team(body: Any) -> Document:
         raise InvalidInput("the body must be a JSON object", path="/")
     given = {name: value for name, value in body.items() if value is not None}
     refuse_unknown(given, KNOWN, "")
-    key = require_string(field(given, "key", ""), "/key")
-    if not is_valid_key(key):
-        raise ValidationError(
-            f"invalid team key {key!r}: use 1-256 letters, digits, '.', '_' or '-'", path="/key"
-        )
+    key = check_key(given, "team", strict=True)
     name = check_name(field(given, "name", ""), "/name")
     if not name.strip():
         raise ValidationError("a team needs a name", path="/name")
