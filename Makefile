@@ -28,11 +28,13 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy
 
-# The official Node server SDK for tests/e2e/test_node_server_sdk.py, pinned by its lockfile.
-# Without npm its tests skip (and fail when CI=true).
+# The official Node server SDK for tests/e2e/test_node_server_sdk.py and the OpenID provider of
+# tests/e2e/oidc (oidc-provider), each pinned by its lockfile. Without npm their tests skip (and
+# fail when CI=true).
 node-deps:
-	@if command -v npm >/dev/null; then npm ci --prefix tests/e2e/node --no-audit --no-fund --silent; \
-	else echo "npm not found: the Node SDK tests will skip (and fail in CI)"; fi
+	@if command -v npm >/dev/null; then npm ci --prefix tests/e2e/node --no-audit --no-fund --silent \
+		&& npm ci --prefix tests/e2e/oidc --no-audit --no-fund --silent; \
+	else echo "npm not found: the Node SDK and single sign-on tests will skip (and fail in CI)"; fi
 
 # Debian's chromium and the official browser SDKs (lockfile) for tests/e2e/browser. Playwright drives
 # /usr/bin/chromium by path: never `playwright install`. Without them those tests skip (fail in CI).

@@ -19,6 +19,7 @@ from fastapi import FastAPI
 
 from flagstaff_server import backends, demo, part_status
 from flagstaff_server.adapters.clock import system_clock
+from flagstaff_server.adapters.oidc_client import AuthlibOidcClient
 from flagstaff_server.adapters.webhook_sender import HttpSender
 from flagstaff_server.break_glass import BreakGlassApp, KillSwitch, load_public_keys
 from flagstaff_server.break_glass import handles as break_glass_handles
@@ -198,6 +199,7 @@ class Flagstaff:
             clock=self.clock,
             key_grace=timedelta(seconds=self.settings.key_grace_seconds),
             admin_token=self.settings.admin_token,
+            oidc=AuthlibOidcClient(),
         )
         self.api = build_api(
             self.plane, version=self.version, max_body_bytes=self.settings.api_max_body_bytes

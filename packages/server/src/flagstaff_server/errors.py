@@ -14,6 +14,7 @@
     │   ├── ContentTooLarge       413  more (bytes, or work to evaluate) than a request may carry
     │   └── UriTooLong            414  a context in the path longer than a request may carry
     ├── Unauthorized              401  no valid credential
+    │   └── IdentityProviderError       single sign-on refused: the provider's answer failed a check
     ├── Forbidden                 403  valid credential, insufficient role or scope
     ├── ApprovalRequired          405  a direct change where the environment requires approval
     ├── TooManyAttempts           429  too many failed sign-ins; `retry_after` seconds to wait
@@ -96,6 +97,13 @@ class UriTooLong(InvalidInput):
 
 class Unauthorized(FlagstaffError):
     code = "unauthorized"
+
+
+class IdentityProviderError(Unauthorized):
+    """An OpenID provider could not be reached or discovered, or its ID token was refused (bad
+    signature, wrong issuer or audience, expired, nonce mismatch). The message says which."""
+
+    code = "sso_refused"
 
 
 class Forbidden(FlagstaffError):

@@ -64,6 +64,7 @@ class InMemoryUnitOfWork:
         self.code_ref_branches = InMemoryKeyed(state.code_ref_branches, journal, "branch")
         self.code_ref_extinctions = InMemoryKeyed(state.code_ref_extinctions, journal, "extinction")
         self.releases = InMemoryKeyed(state.releases, journal, "automated release")
+        self.sso = InMemoryKeyed(state.sso, journal, "single sign-on record")
 
 
 class InMemoryReplication:

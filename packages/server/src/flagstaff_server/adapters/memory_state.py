@@ -60,3 +60,4 @@ class MemoryState:
     code_ref_branches: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
     code_ref_extinctions: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
     releases: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)
+    sso: dict[tuple[str, str, str], KeyedRecord] = field(default_factory=dict)

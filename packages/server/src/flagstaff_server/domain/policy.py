@@ -87,7 +87,11 @@ class Resource:
     parts: tuple[ResourcePart, ...]
 
     def __str__(self) -> str:
-        return ":".join(f"{part.type}/{part.name}" for part in self.parts)
+        # `acct` is written bare, as LaunchDarkly writes it (there is one account)
+        return ":".join(
+            part.type if part.type in NAMELESS_TYPES else f"{part.type}/{part.name}"
+            for part in self.parts
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

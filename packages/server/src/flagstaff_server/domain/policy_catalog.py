@@ -217,6 +217,8 @@ ACTIONS_BY_PATH: Mapping[ResourcePath, frozenset[str]] = {
     ("member", "token"): frozenset({"createAccessToken", "deleteAccessToken"}),
     # Flagstaff's own: operator notices on the status page
     ("notice",): frozenset({"createNotice", "deleteNotice"}),
+    # Flagstaff's own: the organisation's single sign-on settings (docs/sso.md)
+    ("acct",): frozenset({"viewSsoSettings", "updateSsoSettings"}),
 }
 
 LAUNCHDARKLY_ACTIONS: frozenset[str] = frozenset().union(*ACTIONS_BY_PATH.values())

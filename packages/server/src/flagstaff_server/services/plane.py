@@ -25,6 +25,7 @@ from flagstaff_server.services.ports import (
     UnitOfWork,
 )
 from flagstaff_server.services.sign_in_throttle import SignInThrottle
+from flagstaff_server.services.sso_ports import OidcClient
 from flagstaff_server.services.trigger_throttle import TriggerThrottle
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -131,6 +132,8 @@ class ControlPlane:
     trigger_throttle: TriggerThrottle = field(default_factory=TriggerThrottle, repr=False)
     # Starts an epoch before the first write on a new PostgreSQL timeline (a promotion, PITR).
     epochs: EpochGuard = field(default_factory=EpochGuard, repr=False)
+    # Talks to the OpenID provider of single sign-on; None: SSO is unavailable in this process.
+    oidc: OidcClient | None = field(default=None, repr=False)
 
     def read(self) -> AbstractContextManager[UnitOfWork]:
         return self.store.unit_of_work(read_only=True)

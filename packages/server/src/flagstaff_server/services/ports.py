@@ -151,6 +151,12 @@ class UnitOfWork(Protocol):
         (`services.automated_releases`)."""
         ...
 
+    @property
+    def sso(self) -> KeyedRepository:
+        """Single sign-on: its settings (scope ("", ""), key "settings") and the sign-ins under
+        way (scope ("sign-in", ""), key a hash of the `state`; `services.sso`)."""
+        ...
+
 
 class Store(Protocol):
     def unit_of_work(self, *, read_only: bool = False) -> AbstractContextManager[UnitOfWork]:

@@ -1,4 +1,5 @@
-"""Browser sessions: signing in (with an email and password, or with an access token), finding
+"""Browser sessions: signing in (with an email and password, or with an access token; single
+sign-on is `services.sso`, which ends here too), finding
 the caller behind a session cookie, the CSRF check on writes, and signing out.
 
 The cookie holds 256 random bits; only their SHA-256 is stored (like access tokens, nothing to
@@ -27,6 +28,7 @@ from flagstaff_server.services.member_access import is_active, member_of_subject
 from flagstaff_server.services.password import decoy_hash, verify_password
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis
 from flagstaff_server.services.ports import SessionRecord, UnitOfWork
+from flagstaff_server.services.sso_settings import is_break_glass, stored_settings
 
 # A session ends this long after sign-in, whatever happens in between.
 SESSION_LIFETIME = timedelta(hours=12)
@@ -56,20 +58,31 @@ def sign_in_resource(subject: str) -> str:
 
 
 def record_failed_sign_in(
-    plane: ControlPlane, *, method: str, email: str | None, client: str | None
+    plane: ControlPlane,
+    *,
+    method: str,
+    email: str | None,
+    client: str | None,
+    reason: str | None = None,
 ) -> None:
-    """An audit entry for a refused sign-in: what was tried, from where (never the secret)."""
+    """An audit entry for a refused sign-in: what was tried, from where and, when it says no
+    more than the caller was told, why (never the secret)."""
+    after = {"method": method, "email": email, "client": client}
+    if reason is not None:
+        after["reason"] = reason
     with plane.store.unit_of_work() as uow:
         Transaction(uow=uow, actor=ANONYMOUS, now=plane.clock()).audit(
-            kind="account",
-            resource="account/*",
-            action=FAILED_SIGN_IN,
-            after={"method": method, "email": email, "client": client},
+            kind="account", resource="account/*", action=FAILED_SIGN_IN, after=after
         )
 
 
 def start_session(
-    plane: ControlPlane, subject: str, actor: Actor, *, client: str | None = None
+    plane: ControlPlane,
+    subject: str,
+    actor: Actor,
+    *,
+    client: str | None = None,
+    method: str | None = None,
 ) -> SignedIn:
     """A new session, recorded in the audit log as a sign-in by `actor`. Like the session it is
     written without the epoch check of `plane.write`: signing in changes no flag data."""
@@ -82,7 +95,8 @@ def start_session(
             resource=sign_in_resource(subject),
             action=SIGN_IN,
             after={
-                "method": "password" if subject.startswith(ACCOUNT_ACTOR_PREFIX) else "token",
+                "method": method
+                or ("password" if subject.startswith(ACCOUNT_ACTOR_PREFIX) else "token"),
                 "client": client,
             },
         )
@@ -115,12 +129,23 @@ def sign_in_with_password(
         if record is not None and (not is_active(record) or not record.password_hash):
             record = None  # deactivated, or invited and not yet joined
         actor = None if record is None else actor_of(uow, record)
+        password_refused = (
+            record is not None
+            and stored_settings(uow).sso_required
+            and not is_break_glass(uow, record.id)
+        )
     if record is None:
         verify_password(password, decoy_hash())
     if record is None or actor is None or not verify_password(password, record.password_hash):
         throttle.record_failure(email=email, client=client, now=plane.clock())
         record_failed_sign_in(plane, method="password", email=email, client=client)
         raise Unauthorized("wrong email or password")
+    if password_refused:
+        # told only after the password matched: a stranger learns nothing about the account
+        record_failed_sign_in(
+            plane, method="password", email=email, client=client, reason="SSO is required"
+        )
+        raise Forbidden("this organisation signs in with single sign-on; use Sign in with SSO")
     throttle.record_success(email=email)
     subject = f"{ACCOUNT_ACTOR_PREFIX}{record.id}"
     return start_session(plane, subject, actor, client=client)

@@ -394,3 +394,7 @@ code_ref_extinctions = _keyed("code_ref_extinctions")
 
 # Progressive and guarded rollouts (issue 17), per environment, keyed by the release's id.
 automated_releases = _keyed("automated_releases")
+
+# Single sign-on (issue 19): the settings, scope ("", ""), key "settings"; a sign-in under way,
+# scope ("sign-in", ""), key the SHA-256 of its `state`.
+sso = _keyed("sso")

@@ -40,6 +40,7 @@ from flagstaff_server.adapters.sql.schema import (
     custom_roles,
     experiments,
     metrics,
+    sso,
     teams,
 )
 from flagstaff_server.adapters.sql.segment_repository import SqlSegments
@@ -81,6 +82,7 @@ class SqlUnitOfWork:
         self.code_ref_branches = SqlKeyed(tx, code_ref_branches, "branch")
         self.code_ref_extinctions = SqlKeyed(tx, code_ref_extinctions, "extinction")
         self.releases = SqlKeyed(tx, automated_releases, "automated release")
+        self.sso = SqlKeyed(tx, sso, "single sign-on record")
 
 
 class SqlStore:

@@ -7,7 +7,8 @@ listed; a test walks the OpenAPI document and fails for one that is not (docs/ac
   action its instructions or paths imply).
 - `SIGNED_IN`: account-wide reading (lists of projects, the audit log): LaunchDarkly has no action
   for it, so any authenticated caller may.
-- `PUBLIC`: the session routes, which sign in and out, and accepting an invitation.
+- `PUBLIC`: the session routes, which sign in and out (single sign-on's too), and accepting an
+  invitation.
 """
 
 from __future__ import annotations
@@ -195,6 +196,11 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("POST", f"{API}/session"): PUBLIC,
     ("DELETE", f"{API}/session"): PUBLIC,
     ("GET", f"{API}/session/status"): PUBLIC,
+    ("GET", f"{API}/session/sso"): PUBLIC,
+    ("GET", f"{API}/session/sso/start"): PUBLIC,
+    ("GET", f"{API}/session/sso/callback"): PUBLIC,
+    ("GET", f"{API}/sso/settings"): Needs("viewSsoSettings", "acct"),
+    ("PUT", f"{API}/sso/settings"): Needs("updateSsoSettings", "acct"),
     ("GET", f"{API}/accounts"): Needs("createMember", "member/*"),
     ("POST", f"{API}/accounts"): Needs("createMember", "member/*"),
     ("POST", f"{API}/accounts/{{accountId}}"): Needs("updateRole", "member/{accountId}"),

@@ -5,6 +5,7 @@ import { h, clear, select, field, button } from './dom.js';
 import * as flagList from './flag_list.js';
 import * as flagPage from './flag_page.js';
 import * as segmentPage from './segment_page.js';
+import * as memberPage from './member_page.js';
 import * as pages from './pages.js';
 import * as webhooksPage from './webhooks_page.js';
 
@@ -39,6 +40,7 @@ export function base(project = app.project, env = app.env) {
 const ROUTES = [
   [/^#\/signin$/, () => pages.signIn(ctx())],
   [/^#\/accounts$/, () => pages.accounts(ctx())],
+  [/^#\/me$/, () => memberPage.me(ctx())],
   [/^#\/projects$/, () => pages.projects(ctx())],
   [/^#\/tokens$/, () => pages.tokens(ctx())],
   [/^#\/webhooks$/, () => webhooksPage.list(ctx())],
@@ -109,7 +111,7 @@ function renderShell() {
     return h('li', {}, h('a', { href, 'aria-current': current ? 'page' : null }, label));
   })));
   clear(who,
-    h('span', { class: 'muted' }, `${app.session.name} · ${app.session.role}`),
+    h('a', { href: '#/me', class: 'muted', title: 'Your account' }, `${app.session.name} · ${app.session.role}`),
     button('Sign out', signOut, { class: 'link' }));
 }
 

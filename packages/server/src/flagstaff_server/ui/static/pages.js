@@ -31,8 +31,27 @@ export function signIn(ctx) {
     field('Access token', token, { hint: 'The admin token printed at first start works too.' }),
     h('button', { type: 'submit' }, 'Sign in with token'));
   tokenForm.addEventListener('submit', (e) => { e.preventDefault(); attempt({ token: token.value.trim() }, tokenForm); });
-  clear(main, h('h1', {}, 'Sign in to Flagstaff'), message, h('div', { class: 'columns' }, accountForm, tokenForm));
+  const columns = h('div', { class: 'columns' }, accountForm, tokenForm);
+  clear(main, h('h1', {}, 'Sign in to Flagstaff'), message, columns);
+  // a refused single sign-on comes back here with the reason in ?ssoError
+  const params = new URLSearchParams(location.search);
+  if (params.has('ssoError')) {
+    message.hidden = false;
+    message.textContent = `Single sign-on failed: ${params.get('ssoError')}`;
+    history.replaceState(null, '', `${location.pathname}${location.hash}`);
+  }
   email.focus();
+  offerSso(columns);
+}
+
+async function offerSso(columns) {
+  const sso = await get('/api/v2/session/sso', { quiet401: true }).catch(() => ({ enabled: false }));
+  if (!sso.enabled) return;
+  const card = h('section', { class: 'card', 'aria-labelledby': 'signin-sso' },
+    h('h2', { id: 'signin-sso' }, 'With single sign-on'),
+    sso.required ? h('p', { class: 'muted' }, 'Your organisation signs in with SSO; passwords are only for its owner.') : null,
+    h('a', { href: '/api/v2/session/sso/start', class: 'button primary', id: 'sso-sign-in' }, 'Sign in with SSO'));
+  columns.prepend(card);
 }
 
 // What an admin-only page says to anyone else when the API refuses them (403), instead of
