@@ -21,6 +21,7 @@ from flagstaff_server import backends, demo, part_status
 from flagstaff_server.adapters.clock import system_clock
 from flagstaff_server.adapters.oidc_client import AuthlibOidcClient
 from flagstaff_server.adapters.webhook_sender import HttpSender
+from flagstaff_server.asgi import ASGIApp
 from flagstaff_server.break_glass import BreakGlassApp, KillSwitch, load_public_keys
 from flagstaff_server.break_glass import handles as break_glass_handles
 from flagstaff_server.break_glass.state_file import AuditItem
@@ -31,6 +32,7 @@ from flagstaff_server.delivery.client_side import ClientDelivery
 from flagstaff_server.delivery.freshness import Freshness
 from flagstaff_server.http.api.application import build_api
 from flagstaff_server.http.root import RootApp, send_problem
+from flagstaff_server.http.scim.application import build_scim, is_scim_path
 from flagstaff_server.http.trigger_endpoint import TriggerEndpoint
 from flagstaff_server.http.trigger_endpoint import handles as trigger_handles
 from flagstaff_server.ingest import IngestConfig, IngestNode
@@ -97,6 +99,7 @@ class Flagstaff:
         self.feed = feed
         self.plane: ControlPlane | None = None
         self.api: FastAPI | None = None
+        self.scim: ASGIApp | None = None
         self.delivery: DeliveryNode | None = None
         self.client_delivery: ClientDelivery | None = None
         self.kill_switch: KillSwitch | None = None
@@ -124,6 +127,7 @@ class Flagstaff:
         answer 503. Ingestion (event endpoints) mounts here too when it exists."""
         if self.settings.serves_api:
             self.asgi.mount(is_api_path, self.api_app)
+            self.asgi.mount(is_scim_path, self.scim_app)
             self.asgi.mount(
                 trigger_handles, TriggerEndpoint(lambda: self.plane if self.ready else None)
             )
@@ -204,6 +208,7 @@ class Flagstaff:
         self.api = build_api(
             self.plane, version=self.version, max_body_bytes=self.settings.api_max_body_bytes
         )
+        self.scim = build_scim(self.plane)
         if self.settings.serves_api or self.settings.serves_ingest:
             if self.analytics is None:
                 self.analytics = AnalyticsStore(self.settings.resolved_analytics_url)
@@ -376,6 +381,12 @@ class Flagstaff:
             return
         assert self.api is not None
         await self.api(scope, receive, send)
+
+    async def scim_app(self, scope: Any, receive: Any, send: Any) -> None:
+        if not self.ready or self.scim is None:
+            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
+            return
+        await self.scim(scope, receive, send)
 
     async def delivery_app(self, scope: Any, receive: Any, send: Any) -> None:
         if self.delivery is None or not self.ready:

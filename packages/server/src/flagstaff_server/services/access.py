@@ -34,6 +34,8 @@ DELIVERY_KEY_PREFIXES = ("sdk-", "mob-")
 
 ADMIN_TOKEN_ID = "admin-token"
 ADMIN_TOKEN_NAME = "FLAGSTAFF_ADMIN_TOKEN"
+SCIM_PURPOSE = "scim"
+"""`doc["purpose"]` of a SCIM token: it opens `/scim/v2` only (`services.scim_access`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,6 +178,8 @@ def authenticate(uow: UnitOfWork, authorization: str | None, *, admin_token: str
     record = uow.tokens.find_by_secret_hash(hash_secret(secret))
     if record is None or record.revoked is not None:
         raise Unauthorized("unknown or revoked access token")
+    if record.doc.get("purpose") == SCIM_PURPOSE:
+        raise Unauthorized("a SCIM token opens only /scim/v2, not the management API")
     return token_actor(uow, record)
 
 

@@ -42,7 +42,7 @@ def present(uow: UnitOfWork, record: KeyedRecord) -> JsonObject:
         "_creationDate": epoch_millis(record.created),
         "_lastModified": doc.get("lastModified", epoch_millis(record.created)),
         "_version": record.version,
-        "_idpSynced": False,
+        "_idpSynced": "scim" in doc,
         "memberIDs": doc["memberIDs"],
         "customRoleKeys": doc["customRoleKeys"],
         "members": {"totalCount": len(doc["memberIDs"])},

@@ -188,6 +188,7 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ): view(),
     ("GET", f"{API}/tokens"): Needs("createAccessToken", "member/*:token/*"),
     ("POST", f"{API}/tokens"): Needs("createAccessToken", "member/*:token/*"),
+    ("POST", f"{API}/scim/tokens"): Needs("createAccessToken", "member/*:token/*"),
     ("GET", f"{API}/tokens/{{tokenId}}"): Needs("createAccessToken", "member/*:token/{tokenId}"),
     ("DELETE", f"{API}/tokens/{{tokenId}}"): Needs("deleteAccessToken", "member/*:token/{tokenId}"),
     ("GET", f"{API}/auditlog"): SIGNED_IN,
