@@ -2,10 +2,16 @@
 SQLite in the test's directory, PostgreSQL in a session database emptied before each test) and
 `server_store` (the same, but SQLite is None: the server opens it in its data directory, as
 `flagstaff serve` does). A pytest plugin (tests/conftest.py); a suite that runs over fewer kinds
-overrides the fixture with `open_store`/`open_server_store` and its own parameters."""
+overrides the fixture with `open_store`/`open_server_store` and its own parameters.
+
+A test's SQLite files start as copies of ones migrated once per session (`sqlite_template`):
+the state its own migrations would leave, for a tenth of their cost. Migrating from nothing is
+tested where it is the point (tests/contract/test_migration.py, and every `flagstaff serve`
+process a test starts on an empty data directory)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +19,7 @@ import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.adapters.sql.engine import sqlite_url
 from flagstaff_server.adapters.sql.store import SqlStore
+from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.services.ports import Store
 
 from support.services import empty_postgres, postgres_database
@@ -32,12 +39,37 @@ def postgres_store() -> Iterator[SqlStore]:
         store.close()
 
 
+STORE_FILE = "flagstaff.db"
+ANALYTICS_FILE = "analytics.db"
+"""The SQLite files a server opens in its data directory (settings.py)."""
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory with the control plane's and the analytics' SQLite files, each migrated to
+    the newest schema and closed (nothing else written)."""
+    directory = tmp_path_factory.mktemp("sqlite-template")
+    SqlStore(sqlite_url(directory / STORE_FILE)).close()
+    analytics = AnalyticsStore(sqlite_url(directory / ANALYTICS_FILE))
+    analytics.run(lambda connection: None)  # its first use migrates it
+    analytics.close()
+    return directory
+
+
+def seed_sqlite(request: pytest.FixtureRequest, directory: Path, *names: str) -> None:
+    """Copy the template's files `names` into `directory` (mode kept: 0600)."""
+    template: Path = request.getfixturevalue("sqlite_template")
+    for name in names:
+        shutil.copy(template / name, directory / name)
+
+
 def open_store(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Iterator[Store]:
     """A store of `kind`, empty; a SQLite one is closed afterwards."""
     if kind == "memory":
         yield InMemoryStore()
     elif kind == "sqlite":
-        store = SqlStore(sqlite_url(tmp_path / "flagstaff.db"))
+        seed_sqlite(request, tmp_path, STORE_FILE)
+        store = SqlStore(sqlite_url(tmp_path / STORE_FILE))
         yield store
         store.close()
     else:
@@ -45,10 +77,12 @@ def open_store(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Ite
 
 
 def open_server_store(request: pytest.FixtureRequest, kind: str) -> Iterator[Store | None]:
-    """What to hand a server for `kind`: None for SQLite, which the server opens itself."""
+    """What to hand a server for `kind`: None for SQLite, which the server opens itself in its
+    data directory, the test's `tmp_path` (seeded here with the template's files)."""
     if kind == "memory":
         yield InMemoryStore()
     elif kind == "sqlite":
+        seed_sqlite(request, request.getfixturevalue("tmp_path"), STORE_FILE, ANALYTICS_FILE)
         yield None
     else:
         yield empty_postgres(request.getfixturevalue("postgres_store"))

@@ -19,4 +19,4 @@ _MIGRATION_LOCK_ID = 0x466C6169
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Apply every missing migration up to `revision`; a no-op on an up-to-date database."""
-    upgrade_chain(engine, SCRIPT_LOCATION, _MIGRATION_LOCK_ID, revision)
+    upgrade_chain(engine, SCRIPT_LOCATION, _MIGRATION_LOCK_ID, revision, VERSION_TABLE)

@@ -6,6 +6,7 @@ checked."""
 from __future__ import annotations
 
 import threading
+from functools import cache
 from pathlib import Path
 
 from alembic import command
@@ -35,9 +36,9 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         current = _current_revision(connection) if standby else None
         connection.rollback()
     if not standby:
-        upgrade_chain(engine, SCRIPT_LOCATION, _MIGRATION_LOCK_ID, revision)
+        upgrade_chain(engine, SCRIPT_LOCATION, _MIGRATION_LOCK_ID, revision, VERSION_TABLE)
         return
-    head = _script_head()
+    head = chain_head(SCRIPT_LOCATION)
     if current != head:
         raise StoreUnavailable(
             f"the database is a standby with schema {current or 'none'}, and this Flagstaff "
@@ -46,20 +47,32 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         )
 
 
-def _current_revision(connection: Connection) -> str | None:
-    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+def _current_revision(connection: Connection, version_table: str = VERSION_TABLE) -> str | None:
+    context = MigrationContext.configure(connection, opts={"version_table": version_table})
     return context.get_current_revision()
 
 
-def _script_head() -> str | None:
+@cache
+def chain_head(script_location: Path) -> str | None:
+    """The newest revision of the chain at `script_location`, read once per process: its files
+    do not change while a process runs, and reading them is most of a no-op upgrade's cost."""
     config = Config()
-    config.set_main_option("script_location", str(SCRIPT_LOCATION))
+    config.set_main_option("script_location", str(script_location))
     return ScriptDirectory.from_config(config).get_current_head()
 
 
-def upgrade_chain(engine: Engine, script_location: Path, lock_id: int, revision: str) -> None:
+def upgrade_chain(
+    engine: Engine, script_location: Path, lock_id: int, revision: str, version_table: str
+) -> None:
     """Run the Alembic chain at `script_location` up to `revision` in one transaction, behind
-    the database-wide lock `lock_id` (its version table is named in the chain's env.py)."""
+    the database-wide lock `lock_id` (`version_table` is the one named in the chain's env.py).
+    A database already at the head is only read: nothing to run, so no lock and no Alembic."""
+    if revision == "head":
+        with engine.connect() as connection:
+            current = _current_revision(connection, version_table)
+            connection.rollback()
+        if current is not None and current == chain_head(script_location):
+            return
     with _ALEMBIC_PROXIES, engine.begin() as connection:
         _lock(connection, lock_id)
         config = Config()
