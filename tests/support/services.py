@@ -53,10 +53,13 @@ def postgres_database(prefix: str = "flagstaff_test") -> Iterator[str]:
 
 
 def empty_postgres(store: SqlStore) -> SqlStore:
-    """Remove every row of `store`'s tables and restart its change sequence; returns the store."""
-    tables = ", ".join(t.name for t in schema.metadata.sorted_tables if t.name != "change_counter")
+    """Remove every row of `store`'s tables and restart its change sequence; returns the store.
+    DELETE, children before parents, not TRUNCATE: a test leaves a few rows, and TRUNCATE's cost
+    per table (new files for each) made emptying the 29 tables take 0.4-1 s, DELETE 0.01 s."""
+    tables = [t.name for t in reversed(schema.metadata.sorted_tables) if t.name != "change_counter"]
     with store.engine.begin() as connection:
-        connection.exec_driver_sql(f"TRUNCATE {tables} CASCADE")
+        for table in tables:
+            connection.exec_driver_sql(f"DELETE FROM {table}")
         connection.exec_driver_sql("UPDATE change_counter SET seq = 0, epoch = 1")
     return store
 

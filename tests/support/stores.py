@@ -78,11 +78,14 @@ def open_store(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> Ite
 
 def open_server_store(request: pytest.FixtureRequest, kind: str) -> Iterator[Store | None]:
     """What to hand a server for `kind`: None for SQLite, which the server opens itself in its
-    data directory, the test's `tmp_path` (seeded here with the template's files)."""
+    data directory, the test's `tmp_path` (seeded here with the template's files: its
+    analytics SQLite for every kind, the control plane's for SQLite)."""
+    data_dir: Path = request.getfixturevalue("tmp_path")
+    seed_sqlite(request, data_dir, ANALYTICS_FILE)  # the server's analytics, whatever its store
     if kind == "memory":
         yield InMemoryStore()
     elif kind == "sqlite":
-        seed_sqlite(request, request.getfixturevalue("tmp_path"), STORE_FILE, ANALYTICS_FILE)
+        seed_sqlite(request, data_dir, STORE_FILE)
         yield None
     else:
         yield empty_postgres(request.getfixturevalue("postgres_store"))
