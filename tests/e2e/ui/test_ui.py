@@ -299,6 +299,8 @@ def test_main_pages_fit_1280_pixels_and_are_captured(ui_server: UiServer, contex
         "tokens": f"{ui_server.url}/ui/#/tokens",
         "projects": f"{ui_server.url}/ui/#/projects",
         "webhooks": f"{ui_server.url}/ui/#/webhooks",
+        "settings": f"{ui_server.url}/ui/#/p/{PROJECT}/settings",
+        "contexts": f"{base}/contexts",
         "new-flag": f"{base}/new-flag",
     }
     widths = {}
@@ -448,6 +450,7 @@ def test_token_sign_in_creates_a_reader_who_gets_a_read_only_flag_page(
     page.get_by_role("button", name="Sign in with token").click()
     expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
     expect()(page.locator(".who")).to_contain_text("FLAGSTAFF_ADMIN_TOKEN · admin")
+    page.get_by_role("link", name="Settings").click()
     page.get_by_role("link", name="Accounts").click()
     page.get_by_label("Email").fill("reader@example.com")
     page.get_by_label("Password").fill("reader password 1")
@@ -461,6 +464,8 @@ def test_token_sign_in_creates_a_reader_who_gets_a_read_only_flag_page(
     page.get_by_label("Password").fill("reader password 1")
     page.get_by_role("button", name="Sign in", exact=True).click()
     expect()(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+    page.get_by_role("link", name="Settings").click()
+    expect()(page.get_by_role("heading", name="Settings", exact=True)).to_be_visible()
     expect()(page.get_by_role("link", name="Accounts")).to_have_count(0)
     open_flag(page, ui_server, "read-only-flag")
     expect()(page.get_by_text("Read-only: reader@example.com (reader)")).to_be_visible()
@@ -501,6 +506,7 @@ def test_prerequisites_targets_and_rule_order(ui_server: UiServer, context: Any)
 def test_create_a_project_and_an_environment(ui_server: UiServer, context: Any) -> None:
     page = context.new_page()
     sign_in(page, ui_server)
+    page.get_by_role("link", name="Settings").click()
     page.get_by_role("link", name="Projects").click()
     page.get_by_label("Name").fill("Mobile app")
     page.get_by_label("Key").fill("mobile-app")
@@ -523,6 +529,7 @@ def test_create_a_project_and_an_environment(ui_server: UiServer, context: Any) 
 def test_create_and_revoke_an_access_token(ui_server: UiServer, context: Any) -> None:
     page = context.new_page()
     sign_in(page, ui_server)
+    page.get_by_role("link", name="Settings").click()
     page.get_by_role("link", name="Tokens").click()
     page.get_by_label("Name").fill("deploy bot")
     page.get_by_label("Role").select_option("writer")

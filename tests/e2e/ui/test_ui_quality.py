@@ -5,6 +5,7 @@ states. Each page is captured to build/screenshots/quality/ (docs/ui.md shows th
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,10 +28,13 @@ def project_pages(server: UiServer) -> dict[str, str]:
         "flag": f"{base}/flags/quality-checkout",
         "segments": f"{base}/segments",
         "segment": f"{base}/segments/quality-beta",
+        "contexts": f"{base}/contexts",
+        "context": f"{base}/contexts/user/quality-anna",
         "debugger": f"{base}/debugger",
         "fleet": f"{base}/fleet",
         "audit": f"{base}/audit",
         "keys": f"{server.url}/ui/#/p/{PROJECT}/keys",
+        "settings": f"{server.url}/ui/#/p/{PROJECT}/settings",
         "projects": f"{server.url}/ui/#/projects",
         "tokens": f"{server.url}/ui/#/tokens",
         "accounts": f"{server.url}/ui/#/accounts",
@@ -46,6 +50,16 @@ def quality_data(ui_server: UiServer) -> UiServer:
         f"/api/v2/segments/{PROJECT}/{ENV}", json={"key": "quality-beta", "name": "Beta testers"}
     )
     assert segment.status_code == 201, segment.text
+    anna = {"kind": "user", "key": "quality-anna", "name": "Anna", "country": "se"}
+    feature = {"kind": "feature", "key": "quality-checkout", "variation": 1, "value": False}
+    now = int(time.time() * 1000)
+    ui_server.send_events(
+        [
+            {"kind": "index", "creationDate": now - 1, "context": anna},
+            {**feature, "creationDate": now, "context": anna},
+        ],
+        seen=("user", "quality-anna"),
+    )
     empty = ui_server.api.post("/api/v2/projects", json={"key": EMPTY_PROJECT, "name": "Empty"})
     assert empty.status_code == 201, empty.text
     return ui_server

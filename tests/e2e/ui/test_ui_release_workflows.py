@@ -349,6 +349,7 @@ def test_webhooks_page_creates_edits_and_shows_each_delivery_attempt(
     ui_server.create_flag("hooked", name="Hooked")
     page = context.new_page()
     sign_in(page, ui_server)
+    page.get_by_role("link", name="Settings").click()
     page.get_by_role("link", name="Webhooks").click()
     expect()(page.get_by_role("heading", name="Webhooks", exact=True)).to_be_visible()
     with serve_http(FlakyReceiver) as receiver:

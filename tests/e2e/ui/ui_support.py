@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from support.deadlines import wait_until
 from support.prerequisites import REPO_ROOT
 
 ADMIN_TOKEN = "ui-e2e-admin-token-0123456789"
@@ -36,6 +37,20 @@ class UiServer:
         response = self.api.post(f"/api/v2/flags/{PROJECT}", json=body)
         assert response.status_code == 201, response.text
         return response.json()
+
+    def send_events(self, events: list[Any], *, seen: tuple[str, str]) -> None:
+        """Post analytics events as an SDK would, then wait until ingestion has kept the context
+        `seen` (kind, key) in the context index."""
+        response = httpx.post(
+            f"{self.url}/bulk",
+            json=events,
+            headers={"Authorization": self.sdk_key, "X-LaunchDarkly-Event-Schema": "4"},
+            timeout=10,
+        )
+        assert response.status_code == 202, response.text
+        kind, key = seen
+        path = f"/api/v2/insights/{PROJECT}/{ENV}/contexts/{kind}/{key}"
+        wait_until(lambda: self.api.get(path).status_code == 200, timeout=20, what=path)
 
 
 def expect() -> Any:

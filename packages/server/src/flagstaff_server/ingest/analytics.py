@@ -182,6 +182,48 @@ class AnalyticsStore:
             )
         )
 
+    def search_contexts(
+        self,
+        project: str,
+        environment: str,
+        *,
+        kind: str | None,
+        key_part: str | None,
+        keep: Callable[[dict[str, Any]], bool],
+        limit: int,
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The newest `limit` contexts seen of `kind` whose key holds `key_part` and that `keep`
+        accepts: (last seen ms, context). Reads at most the environment's kept contexts."""
+
+        def work(connection: Connection) -> list[tuple[int, dict[str, Any]]]:
+            found: list[tuple[int, dict[str, Any]]] = []
+            for at, context in analytics_queries.find_contexts(
+                connection, project, environment, kind=kind, key_part=key_part
+            ):
+                if keep(context):
+                    found.append((at, context))
+                    if len(found) >= limit:
+                        break
+            return found
+
+        return self._run(work)
+
+    def seen_context(
+        self, project: str, environment: str, kind: str, key: str
+    ) -> tuple[int, dict[str, Any]] | None:
+        return self._run(
+            lambda connection: analytics_queries.seen_context(
+                connection, project, environment, kind, key
+            )
+        )
+
+    def newest_payloads(self, project: str, environment: str, *, limit: int) -> list[bytes]:
+        return self._run(
+            lambda connection: analytics_queries.newest_payloads(
+                connection, project, environment, limit=limit
+            )
+        )
+
     def context_count(self, project: str, environment: str) -> int:
         return self._run(
             lambda connection: analytics_queries.context_count(connection, project, environment)

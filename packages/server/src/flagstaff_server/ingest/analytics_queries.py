@@ -126,6 +126,69 @@ def recent_contexts(
     return [(int(at), orjson.loads(body)) for at, body in rows]
 
 
+def find_contexts(
+    connection: Connection,
+    project: str,
+    environment: str,
+    *,
+    kind: str | None,
+    key_part: str | None,
+    page: int = 500,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Contexts seen, newest first, of `kind` (when given) whose key contains `key_part` (when
+    given, case-insensitively): (last seen ms, context), read `page` rows at a time so a caller
+    that stops early reads little."""
+    where = [contexts.c.project == project, contexts.c.environment == environment]
+    if kind is not None:
+        where.append(contexts.c.kind == kind)
+    if key_part:
+        escaped = key_part.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        where.append(contexts.c.key.ilike(f"%{escaped}%", escape="\\"))
+    order = (contexts.c.last_ms.desc(), contexts.c.kind, contexts.c.key)
+    offset = 0
+    while True:
+        rows = connection.execute(
+            select(contexts.c.last_ms, contexts.c.context)
+            .where(*where)
+            .order_by(*order)
+            .offset(offset)
+            .limit(page)
+        ).all()
+        for at, body in rows:
+            yield int(at), orjson.loads(body)
+        if len(rows) < page:
+            return
+        offset += page
+
+
+def seen_context(
+    connection: Connection, project: str, environment: str, kind: str, key: str
+) -> tuple[int, dict[str, Any]] | None:
+    """One context seen: (last seen ms, context), or None."""
+    row = connection.execute(
+        select(contexts.c.last_ms, contexts.c.context).where(
+            contexts.c.project == project,
+            contexts.c.environment == environment,
+            contexts.c.kind == kind,
+            contexts.c.key == key,
+        )
+    ).first()
+    return None if row is None else (int(row[0]), orjson.loads(row[1]))
+
+
+def newest_payloads(
+    connection: Connection, project: str, environment: str, *, limit: int
+) -> list[bytes]:
+    """The bodies of the `limit` raw payloads received last."""
+    rows = connection.execute(
+        select(raw.c.body)
+        .where(raw.c.project == project, raw.c.environment == environment)
+        .order_by(raw.c.id.desc())
+        .limit(limit)
+    )
+    return [bytes(body) for (body,) in rows]
+
+
 def context_count(connection: Connection, project: str, environment: str) -> int:
     return int(
         connection.execute(

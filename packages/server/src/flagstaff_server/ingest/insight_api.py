@@ -141,24 +141,6 @@ def fleet(
     }
 
 
-@router.get("/contexts", summary="Contexts seen most recently (a bounded index)")
-def recent_contexts(
-    request: Request,
-    plane: Plane,
-    actor: Reader,
-    project: ProjectKey,
-    environment: EnvironmentKey,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> dict[str, Any]:
-    check_environment(plane, project, environment)
-    store = analytics_of(request)
-    found = store.recent_contexts(project, environment, limit=limit)
-    return {
-        "items": [{"lastSeen": at, "context": context} for at, context in found],
-        "totalCount": store.context_count(project, environment),
-    }
-
-
 @router.get("/metrics/{eventKey}", summary="Custom event totals and metric values")
 def metric(
     request: Request,

@@ -46,7 +46,7 @@ from flagstaff_server.http.api import (
 from flagstaff_server.http.api.body_limit import BodyLimit
 from flagstaff_server.http.api.content import screen_request
 from flagstaff_server.http.api.headers import SecurityHeaders
-from flagstaff_server.ingest import insight_api
+from flagstaff_server.ingest import context_api, insight_api
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.settings import DEFAULT_API_MAX_BODY_BYTES
 
@@ -96,6 +96,7 @@ def routers() -> Sequence[APIRouter]:
         webhooks.router,
         integrations.router,
         insight_api.router,
+        context_api.router,
     ]
 
 

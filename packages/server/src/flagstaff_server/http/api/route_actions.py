@@ -247,6 +247,7 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("GET", f"{INSIGHTS}/flag-statuses"): view(),
     ("GET", f"{INSIGHTS}/sdk-instances"): view(),
     ("GET", f"{INSIGHTS}/contexts"): view(),
+    ("GET", f"{INSIGHTS}/contexts/{{contextKind}}/{{contextKey}}"): view(),
     ("GET", f"{INSIGHTS}/metrics/{{eventKey}}"): view(),
     ("GET", f"{INSIGHTS}/events"): view(),
     ("GET", f"{INSIGHTS}/quarantine"): view(),

@@ -7,6 +7,8 @@ import * as flagPage from './flag_page.js';
 import * as segmentPage from './segment_page.js';
 import * as memberPage from './member_page.js';
 import * as pages from './pages.js';
+import * as contextsPage from './contexts_page.js';
+import * as settingsPage from './settings_page.js';
 import * as webhooksPage from './webhooks_page.js';
 
 const main = document.getElementById('main');
@@ -46,12 +48,15 @@ const ROUTES = [
   [/^#\/webhooks$/, () => webhooksPage.list(ctx())],
   [/^#\/webhooks\/([^/]+)$/, (id) => webhooksPage.detail(ctx(), id)],
   [/^#\/p\/([^/]+)\/keys$/, (p) => pages.keys(ctx(p))],
+  [/^#\/p\/([^/]+)\/settings$/, (p) => settingsPage.render(ctx(p))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/flags(?:\?[^#]*)?$/, (p, e) => flagList.render(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/new-flag$/, (p, e) => flagList.create(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/flags\/([^/]+)$/, (p, e, k) => flagPage.render(ctx(p, e), k)],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/segments$/, (p, e) => segmentPage.list(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/segments\/([^/]+)$/, (p, e, k) => segmentPage.render(ctx(p, e), k)],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/audit$/, (p, e) => pages.audit(ctx(p, e))],
+  [/^#\/p\/([^/]+)\/e\/([^/]+)\/contexts(?:\?[^#]*)?$/, (p, e) => contextsPage.list(ctx(p, e))],
+  [/^#\/p\/([^/]+)\/e\/([^/]+)\/contexts\/([^/]+)\/([^/?]+)$/, (p, e, k, key) => contextsPage.detail(ctx(p, e), k, key)],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/debugger$/, (p, e) => pages.debug(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/fleet$/, (p, e) => pages.fleet(ctx(p, e))],
 ];
@@ -98,14 +103,13 @@ function renderShell() {
   const links = [
     ['Flags', `${base()}/flags`],
     ['Segments', `${base()}/segments`],
+    ['Contexts', `${base()}/contexts`],
     ['Debugger', `${base()}/debugger`],
     ['SDK fleet', `${base()}/fleet`],
     ['Keys', `#/p/${enc(app.project)}/keys`],
-    ['Projects', '#/projects'],
     ['Audit log', `${base()}/audit`],
+    ['Settings', app.project ? `#/p/${enc(app.project)}/settings` : '#/projects'],
   ];
-  if (!app.session.projectKey) links.push(['Webhooks', '#/webhooks']);
-  if (app.session.role === 'admin' && !app.session.projectKey) links.push(['Tokens', '#/tokens'], ['Accounts', '#/accounts']);
   clear(nav, h('ul', {}, links.map(([label, href]) => {
     const current = location.hash.startsWith(href);
     return h('li', {}, h('a', { href, 'aria-current': current ? 'page' : null }, label));

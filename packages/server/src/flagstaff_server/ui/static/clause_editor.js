@@ -1,6 +1,10 @@
 // Editing rule clauses (every operator, segment clauses, negation) as plain draft objects,
-// shared by the flag targeting editor and the segment editor.
-import { h, field, select, button } from './dom.js';
+// shared by the flag targeting editor and the segment editor. Kinds, attribute names and values
+// seen in contexts (context_suggestions.js) are offered as the clause is typed.
+import { h, clear, field, select, button } from './dom.js';
+import { suggestionsFrom } from './context_suggestions.js';
+
+const NO_SUGGESTIONS = suggestionsFrom([]);
 
 export const OPERATORS = [
   ['in', 'is one of'], ['startsWith', 'starts with'], ['endsWith', 'ends with'],
@@ -47,29 +51,61 @@ export function clauseBody(draft) {
 }
 
 // One clause row; `path` is the field name prefix for error placement (…/clauses/i).
-export function clauseRow(draft, { path, onRemove, segments = [], label }) {
-  const kind = h('input', { value: draft.contextKind, size: 6, autocomplete: 'off' });
-  const attribute = h('input', { value: draft.attribute, size: 10, autocomplete: 'off' });
+function options(list, values) {
+  clear(list, values.map((v) => h('option', { value: v })));
+}
+
+// `suggestions`: what loadSuggestions gave; segment keys are the values offered for segmentMatch.
+export function clauseRow(draft, { path, onRemove, segments = [], label, suggestions = NO_SUGGESTIONS }) {
+  const id = path.replace(/\W/g, '-');
+  const kind = h('input', { value: draft.contextKind, size: 6, autocomplete: 'off', list: `${id}-kinds` });
+  const attribute = h('input', { value: draft.attribute, size: 10, autocomplete: 'off', list: `${id}-attributes` });
   const op = select(OPERATORS, draft.op);
   const negate = h('input', { type: 'checkbox', checked: draft.negate });
   const values = h('textarea', { rows: 2, value: draft.values, placeholder: 'one value per line' });
-  const segmentList = h('datalist', { id: `${path.replace(/\W/g, '-')}-segments` }, segments.map((s) => h('option', { value: s.key }, s.name)));
-  values.setAttribute('list', segmentList.id);
+  const kindList = h('datalist', { id: `${id}-kinds` });
+  const attributeList = h('datalist', { id: `${id}-attributes` });
+  options(kindList, suggestions.kinds());
+  const offered = h('div', { class: 'suggest', role: 'group' });
+  let offeredFor = null;
+  // Buttons adding a value seen (or a segment key) that the clause does not hold yet.
+  const offer = () => {
+    const isSegment = op.value === 'segmentMatch';
+    const present = new Set(values.value.split('\n').map((v) => v.trim()));
+    const seen = isSegment ? segments.map((s) => s.key) : suggestions.values(kind.value.trim(), attribute.value.trim());
+    const missing = seen.filter((v) => !present.has(v));
+    const what = isSegment ? 'Segments' : `Values of ${attribute.value.trim()} seen`;
+    const signature = `${what}\n${missing.join('\n')}`;
+    if (signature === offeredFor) return; // unchanged: keep the buttons (and the focus on one)
+    offeredFor = signature;
+    offered.setAttribute('aria-label', what);
+    offered.hidden = !missing.length;
+    clear(offered, h('span', { class: 'muted' }, `${what}:`), missing.map((v) => button(v, () => {
+      values.value = values.value.trim() ? `${values.value.replace(/\s+$/, '')}\n${v}` : v;
+      sync();
+      const next = offered.querySelector('button');
+      (next || values).focus();
+    }, { class: 'link', 'aria-label': `Add ${v}` })));
+  };
   const sync = () => {
     Object.assign(draft, { contextKind: kind.value.trim(), attribute: attribute.value.trim(), op: op.value, negate: negate.checked, values: values.value });
     const isSegment = op.value === 'segmentMatch';
     kind.closest('.field').hidden = isSegment;
     attribute.closest('.field').hidden = isSegment;
     values.placeholder = isSegment ? 'segment keys, one per line' : 'one value per line';
+    options(attributeList, suggestions.attributes(kind.value.trim()));
+    offer();
   };
   const row = h('fieldset', { class: 'clause' },
     h('legend', { class: 'visually-hidden' }, label || 'Condition'),
     field('Context kind', kind, { field: `${path}/contextKind` }),
     field('Attribute', attribute, { field: `${path}/attribute` }),
-    h('div', { class: 'check' }, negate, h('label', { for: negate.id = `${path}-negate`.replace(/\W/g, '-') }, 'not')),
+    h('div', { class: 'check' }, negate, h('label', { for: negate.id = `${id}-negate` }, 'not')),
     field('Operator', op, { field: `${path}/op` }),
-    field(draft.op === 'segmentMatch' ? 'Segments' : 'Values', values, { field: `${path}/values` }),
-    segmentList,
+    h('div', { class: 'values' },
+      field(draft.op === 'segmentMatch' ? 'Segments' : 'Values', values, { field: `${path}/values` }),
+      offered),
+    kindList, attributeList,
     button('Remove condition', onRemove, { class: 'link danger' }));
   for (const el of [kind, attribute, op, negate, values]) el.addEventListener('input', sync);
   op.addEventListener('change', sync);

@@ -5,6 +5,7 @@
 import { get, del, patchSemantic, enc, ApiError } from './api.js';
 import { h, clear, field, select, button, time } from './dom.js';
 import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.js';
+import { loadSuggestions } from './context_suggestions.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { evaluationChart } from './chart.js';
 import { variationEditor } from './variation_editor.js';
@@ -238,7 +239,7 @@ function editor(state, ctx) {
           field('Description', description, { field: `rules/${i}/description` }),
           h('p', { class: 'muted' }, 'If all of these match:'),
           rule.clauses.map((c, j) => clauseRow(c, {
-            path: `rules/${i}/clauses/${j}`, segments, label: `Rule ${i + 1}, condition ${j + 1}`,
+            path: `rules/${i}/clauses/${j}`, segments, suggestions: state.suggestions, label: `Rule ${i + 1}, condition ${j + 1}`,
             onRemove: () => { rule.clauses.splice(j, 1); redraw(); },
           })),
           button('Add condition', () => { rule.clauses.push(newClause()); redraw(); }),
@@ -301,10 +302,11 @@ export async function render(ctx, rawKey) {
   const { app, main, notify } = ctx;
   const key = decodeURIComponent(rawKey);
   const flagUrl = `/api/v2/flags/${enc(app.project)}/${enc(key)}`;
-  const [flag, list, segmentAnswer] = await Promise.all([
+  const [flag, list, segmentAnswer, suggestions] = await Promise.all([
     get(flagUrl),
     get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000`),
     get(`/api/v2/segments/${enc(app.project)}/${enc(app.env)}?limit=1000`).catch(() => ({ items: [] })),
+    loadSuggestions(app.project, app.env),
   ]);
   if (!flag.environments[app.env]) {
     clear(main, h('h1', {}, flag.name), h('p', {}, `This flag has no configuration in ${app.env}.`));
@@ -317,7 +319,7 @@ export async function render(ctx, rawKey) {
     && (!who.environmentKey || who.environmentKey === app.env);
   const canWriteFlag = canWrite && !who.environmentKey;
   const readOnlyNote = canWrite ? null : h('p', { class: 'notice' }, `Read-only: ${who.name} (${who.role}${who.environmentKey ? `, ${who.environmentKey} only` : ''}) cannot change ${app.env}.`);
-  const state = { flag, original: draftOf(flag, app.env), allFlags: list.items, segments: segmentAnswer.items };
+  const state = { flag, original: draftOf(flag, app.env), allFlags: list.items, segments: segmentAnswer.items, suggestions };
   state.draft = draftOf(flag, app.env);
 
   const conflictBox = h('div', { class: 'conflict', role: 'alert', hidden: true });

@@ -4,6 +4,7 @@ import { get, post, del, enc, ApiError } from './api.js';
 import { h, clear, field, select, button, time, ago } from './dom.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { auditEntry } from './audit_entry.js';
+import { evaluationTable } from './evaluation_table.js';
 
 export function signIn(ctx) {
   const { main, afterSignIn } = ctx;
@@ -235,19 +236,7 @@ export async function debug(ctx) {
       const answer = await post(`/api/v2/projects/${enc(app.project)}/environments/${enc(app.env)}/flags/evaluate`, body);
       const filter = only.value.trim().toLowerCase();
       const items = answer.items.filter((i) => !filter || i.key.toLowerCase().includes(filter));
-      clear(results, h('table', { class: 'list' },
-        h('caption', {}, `${items.length} flags evaluated in ${app.env}`),
-        h('thead', {}, h('tr', {}, ['Flag', 'Value', 'Reason', 'Details'].map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', {}, items.map((item) => {
-          const reason = item.reason || {};
-          // the API repeats ruleId as ruleID (LaunchDarkly's REST spelling): show it once
-          const details = Object.entries(reason).filter(([k]) => k !== 'kind' && k !== 'ruleID').map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ');
-          return h('tr', {},
-            h('td', {}, h('a', { href: `${ctx.base()}/flags/${enc(item.key)}` }, item.key)),
-            h('td', {}, h('code', {}, JSON.stringify(item._value))),
-            h('td', {}, h('span', { class: 'pill' }, reason.kind || '—')),
-            h('td', { class: 'mono' }, details));
-        }))));
+      clear(results, evaluationTable(items, `${items.length} flags evaluated in ${app.env}`, (key) => `${ctx.base()}/flags/${enc(key)}`));
     } catch (error) {
       if (!(error instanceof ApiError) || !showFieldError(form, error.path ?? '', error.message)) notify(error.message, 'error');
     }

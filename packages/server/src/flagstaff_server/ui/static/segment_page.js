@@ -4,6 +4,7 @@
 import { get, post, patchSemantic, enc, ApiError } from './api.js';
 import { h, clear, field, button } from './dom.js';
 import { clauseDraft, clauseRow, clauseBody, newClause } from './clause_editor.js';
+import { loadSuggestions } from './context_suggestions.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { currentEnvironment, sendWithComment } from './comment_dialog.js';
 import { approvalsSection, needsApproval, requestApproval } from './approvals.js';
@@ -192,8 +193,8 @@ export async function render(ctx, rawKey) {
   const { app, main, notify } = ctx;
   const key = decodeURIComponent(rawKey);
   const url = `/api/v2/segments/${enc(app.project)}/${enc(app.env)}/${enc(key)}`;
-  const [segment, others, flagList] = await Promise.all([get(url), get(`/api/v2/segments/${enc(app.project)}/${enc(app.env)}?limit=1000`),
-    get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000`)]);
+  const [segment, others, flagList, suggestions] = await Promise.all([get(url), get(`/api/v2/segments/${enc(app.project)}/${enc(app.env)}?limit=1000`),
+    get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000`), loadSuggestions(app.project, app.env)]);
   const state = { segment, original: draftOf(segment), draft: draftOf(segment) };
   const host = h('div');
   const conflict = h('div', { class: 'conflict', role: 'alert', hidden: true });
@@ -224,7 +225,7 @@ export async function render(ctx, rawKey) {
       const bucket = h('input', { value: rule.bucketBy, size: 10 });
       bucket.addEventListener('input', () => { rule.bucketBy = bucket.value.trim(); });
       return h('li', { class: 'rule' }, h('fieldset', {}, h('legend', {}, `Rule ${i + 1}`),
-        rule.clauses.map((c, j) => clauseRow(c, { path: `rules/${i}/clauses/${j}`, segments: others.items.filter((s) => s.key !== key), onRemove: () => { rule.clauses.splice(j, 1); draw(); } })),
+        rule.clauses.map((c, j) => clauseRow(c, { path: `rules/${i}/clauses/${j}`, segments: others.items.filter((s) => s.key !== key), suggestions, onRemove: () => { rule.clauses.splice(j, 1); draw(); } })),
         button('Add condition', () => { rule.clauses.push(newClause()); draw(); }),
         h('div', { class: 'row' },
           field('Include this % of matches (empty: all)', weight, { field: `rules/${i}/weight` }),
