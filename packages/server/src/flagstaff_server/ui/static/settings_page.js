@@ -55,7 +55,8 @@ function profile(ctx, member) {
     : [app.session.name];
   return section('Your profile',
     h('p', {}, 'Signed in as ', h('strong', {}, who), ` · role ${app.session.role}`,
-      app.session.projectKey ? ` · limited to project ${app.session.projectKey}` : ''),
+      app.session.projectKey ? ` · limited to project ${app.session.projectKey}` : '',
+      member ? [' · ', h('a', { href: '#/me' }, 'your roles and teams')] : null),
     member ? form : h('p', { class: 'muted' }, 'This session uses an access token, which has no password.'));
 }
 
