@@ -1,38 +1,28 @@
-"""Fixtures of the single sign-on tests: one `flagstaff serve` and one real OpenID provider per
-module (the provider needs Flagstaff's callback URL, so it starts second), SSO configured through
+"""Fixtures of the single sign-on tests: the whole server in a thread of this process on a real
+socket (no cold start of a process) and one real OpenID provider per module (it needs
+Flagstaff's callback URL, so it starts second), SSO configured through
 the API with the group `engineering` mapped to the team `eng`, and a project to land in."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from oidc_support import Provider, running_provider
-from support.processes import ServeProcess, running
+from flagstaff_server.settings import Settings
+from oidc_support import SsoSite, block_web_fonts, running_provider
+from support.in_process import serve_flagstaff
 
 ADMIN_TOKEN = "sso-e2e-admin-token-0123456789"
-START_SECONDS = 60.0
-
-
-@dataclass(frozen=True)
-class SsoSite:
-    url: str
-    api: httpx.Client
-    provider: Provider
 
 
 @pytest.fixture(scope="module")
 def sso_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SsoSite]:
-    server = ServeProcess(
-        data_dir=tmp_path_factory.mktemp("flagstaff-sso"),
-        name="serve",
-        admin_token=ADMIN_TOKEN,
-        start_timeout=START_SECONDS,
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("flagstaff-sso"), admin_token=ADMIN_TOKEN, seed_demo=False
     )
-    with running(server):
+    with serve_flagstaff(settings) as server:
         callback = f"{server.url}/api/v2/session/sso/callback"
         with (
             running_provider(callback) as provider,
@@ -71,14 +61,10 @@ def sso_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SsoSite]:
 
 @pytest.fixture
 def context(browser: Any) -> Iterator[Any]:
-    """A fresh browser profile (no Flagstaff or provider session) that reaches loopback only:
-    the provider's sign-in page asks for a web font, refused here rather than waited for."""
+    """A fresh browser profile: no Flagstaff session, no provider session."""
     made = browser.new_context(viewport={"width": 1280, "height": 900})
     made.set_default_timeout(15_000)
-    made.route(
-        "**/*",
-        lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort(),
-    )
+    block_web_fonts(made)
     try:
         yield made
     finally:

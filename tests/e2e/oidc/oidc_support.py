@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 from support.deadlines import Deadline
@@ -102,3 +102,16 @@ def running_provider(redirect_uri: str) -> Iterator[Provider]:
         reader.join(timeout=10)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@dataclass(frozen=True)
+class SsoSite:
+    url: str
+    api: httpx.Client
+    provider: Provider
+
+
+def block_web_fonts(context: Any) -> None:
+    """The provider's sign-in page imports a web font; refused at once rather than waited for."""
+    for host in ("fonts.googleapis.com", "fonts.gstatic.com"):
+        context.route(f"https://{host}/**", lambda route: route.abort())

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SsoSite
-from oidc_support import Mode
+from oidc_support import Mode, SsoSite, block_web_fonts
 
 pytestmark = pytest.mark.slow
 
@@ -84,10 +83,7 @@ def test_a_rotated_signing_key_is_accepted(browser: Any, context: Any, sso_site:
     sign_in(context.new_page(), sso_site, "bob")  # Flagstaff now holds the current JWKS
     sso_site.provider.rotate_key()
     fresh = browser.new_context()
-    fresh.route(
-        "**/*",
-        lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort(),
-    )
+    block_web_fonts(fresh)
     try:
         sign_in(fresh.new_page(), sso_site, "bob")
     finally:

@@ -6,7 +6,7 @@ bounded. The same flow against a real provider is tests/e2e/oidc."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -96,14 +96,15 @@ def clock() -> list[float]:
 
 
 @pytest.fixture
-def client(idp: FakeIdp, clock: list[float]) -> AuthlibOidcClient:
+def client(idp: FakeIdp, clock: list[float]) -> Iterator[AuthlibOidcClient]:
     made = AuthlibOidcClient(
         transport=httpx.MockTransport(idp.handle),
         monotonic=lambda: clock[0],
         wall_clock=lambda: NOW,
         jwks_refetch_seconds=5.0,
     )
-    return made
+    yield made
+    made.close()
 
 
 def test_the_authorization_url_asks_for_the_code_with_pkce_s256(client: AuthlibOidcClient) -> None:
@@ -176,3 +177,4 @@ def test_a_discovery_document_naming_another_issuer_is_refused(idp: FakeIdp) -> 
     client = AuthlibOidcClient(transport=httpx.MockTransport(idp.handle))
     with pytest.raises(IdentityProviderError):
         client.authorization_url(other, START)
+    client.close()

@@ -98,6 +98,8 @@ class Flagstaff:
         self.store = store
         self.feed = feed
         self.plane: ControlPlane | None = None
+        # single sign-on's client of the identity provider (its HTTP connections), with the plane
+        self.oidc: AuthlibOidcClient | None = None
         self.api: FastAPI | None = None
         self.scim: ASGIApp | None = None
         self.delivery: DeliveryNode | None = None
@@ -197,13 +199,14 @@ class Flagstaff:
             self.telemetry.trace_store(self.store)
         if self.feed is None:
             self.feed = backends.open_feed(self.settings, self.store)
+        self.oidc = AuthlibOidcClient()
         self.plane = ControlPlane(
             store=self.store,
             feed=self.feed,
             clock=self.clock,
             key_grace=timedelta(seconds=self.settings.key_grace_seconds),
             admin_token=self.settings.admin_token,
-            oidc=AuthlibOidcClient(),
+            oidc=self.oidc,
         )
         self.api = build_api(
             self.plane, version=self.version, max_body_bytes=self.settings.api_max_body_bytes
@@ -339,6 +342,8 @@ class Flagstaff:
             await self.worker.stop()
         if self.webhook_sender is not None:
             self.webhook_sender.close()
+        if self.oidc is not None:
+            self.oidc.close()
         for part in (
             self.status_site,
             self.signed_notices,

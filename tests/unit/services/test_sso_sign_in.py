@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from flagstaff_server.adapters.memory import InMemoryStore
 from flagstaff_server.errors import Forbidden, IdentityProviderError, ValidationError
-from flagstaff_server.services import sessions, sso, sso_settings, teams
+from flagstaff_server.services import members, sessions, sso, sso_settings, teams
 from flagstaff_server.services.access import ADMIN_TOKEN_ID, Actor
 from flagstaff_server.services.password import hash_password
 from flagstaff_server.services.plane import ControlPlane
@@ -269,3 +269,14 @@ def test_sso_required_leaves_passwords_to_the_owner_only(plane: ControlPlane) ->
     owner = sessions.sign_in_with_password(plane, "owner@example.com", OWNER_PASSWORD)
     assert owner.actor.member_id == "owner-1"
     assert sso_settings.public_settings(plane) == {"enabled": True, "required": True}
+
+
+def test_a_deactivated_member_cannot_sign_in_with_sso(plane: ControlPlane) -> None:
+    enable(plane)
+    sign_in(plane)
+    ada = member(plane, "ada@example.com")
+    members.patch_member(
+        plane, ADMIN, ada.id, [{"op": "replace", "path": "/deactivated", "value": True}]
+    )
+    with pytest.raises(IdentityProviderError, match="deactivated"):
+        sign_in(plane)
