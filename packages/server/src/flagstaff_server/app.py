@@ -31,7 +31,7 @@ from flagstaff_server.delivery.client_route import handles as client_handles
 from flagstaff_server.delivery.client_side import ClientDelivery
 from flagstaff_server.delivery.freshness import Freshness
 from flagstaff_server.http.api.application import build_api
-from flagstaff_server.http.root import RootApp, send_problem
+from flagstaff_server.http.root import RootApp, WhenReady
 from flagstaff_server.http.scim.application import build_scim, is_scim_path
 from flagstaff_server.http.trigger_endpoint import TriggerEndpoint
 from flagstaff_server.http.trigger_endpoint import handles as trigger_handles
@@ -128,15 +128,16 @@ class Flagstaff:
         """Mount order is dispatch order. Each plane's app is built at start; until then its paths
         answer 503. Ingestion (event endpoints) mounts here too when it exists."""
         if self.settings.serves_api:
-            self.asgi.mount(is_api_path, self.api_app)
-            self.asgi.mount(is_scim_path, self.scim_app)
+            self.asgi.mount(is_api_path, self.when_ready(lambda: self.api))
+            self.asgi.mount(is_scim_path, self.when_ready(lambda: self.scim))
             self.asgi.mount(
                 trigger_handles, TriggerEndpoint(lambda: self.plane if self.ready else None)
             )
             self.asgi.mount(is_ui_path, UiApp())
+        delivery = self.when_ready(lambda: None if self.delivery is None else self.delivery.app)
         if self.settings.serves_delivery:
-            self.asgi.mount(delivery_handles, self.delivery_app)
-            self.asgi.mount(client_handles, self.client_app)
+            self.asgi.mount(delivery_handles, delivery)
+            self.asgi.mount(client_handles, self.when_ready(lambda: self.client_delivery))
             self.asgi.mount(break_glass_handles, BreakGlassApp(lambda: self.kill_switch))
             self.asgi.mount(
                 status_page_handles,
@@ -146,12 +147,29 @@ class Flagstaff:
                 ),
             )
         if self.settings.serves_ingest:
-            self.asgi.mount(ingest_handles, self.ingest_app)
+            self.asgi.mount(
+                ingest_handles,
+                self.when_ready(lambda: None if self.ingest is None else self.ingest.app),
+            )
             if not self.settings.serves_delivery:
                 # the unmounted delivery node's /metrics carries ingestion's lines too
-                self.asgi.mount(lambda path: path == "/metrics", self.delivery_app)
+                self.asgi.mount(lambda path: path == "/metrics", delivery)
         if self.settings.role == "worker":
-            self.asgi.mount(lambda path: path == "/metrics", self.worker_metrics_app)
+            # a worker-only process's /metrics (elsewhere delivery's carries the worker's lines)
+            self.asgi.mount(
+                lambda path: path == "/metrics",
+                self.when_ready(
+                    lambda: (
+                        None
+                        if self.worker is None
+                        else worker_metrics.MetricsApp(self.worker.states)
+                    )
+                ),
+            )
+
+    def when_ready(self, part: Callable[[], ASGIApp | None]) -> WhenReady:
+        """`part`'s app once the server has started; until then (and while it stops) a 503."""
+        return WhenReady(lambda: part() if self.ready else None)
 
     def analytics_store(self) -> AnalyticsStore:
         """The analytics store, opened on first use (a worker-only process opens it when a
@@ -379,55 +397,6 @@ class Flagstaff:
             await self.stop()
 
     # apps --------------------------------------------------------------------------------------
-
-    async def api_app(self, scope: Any, receive: Any, send: Any) -> None:
-        if not self.ready:
-            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
-            return
-        assert self.api is not None
-        await self.api(scope, receive, send)
-
-    async def scim_app(self, scope: Any, receive: Any, send: Any) -> None:
-        if not self.ready or self.scim is None:
-            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
-            return
-        await self.scim(scope, receive, send)
-
-    async def delivery_app(self, scope: Any, receive: Any, send: Any) -> None:
-        if self.delivery is None or not self.ready:
-            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
-            return
-        await self.delivery.app(scope, receive, send)
-
-    async def ingest_app(self, scope: Any, receive: Any, send: Any) -> None:
-        if self.ingest is None or not self.ready:
-            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
-            return
-        await self.ingest.app(scope, receive, send)
-
-    async def worker_metrics_app(self, scope: Any, receive: Any, send: Any) -> None:
-        """`/metrics` of a worker-only process (elsewhere delivery's `/metrics` carries these)."""
-        if self.worker is None or not self.ready:
-            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
-            return
-        body = ("\n".join(worker_metrics.render(self.worker.states)) + "\n").encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/plain; version=0.0.4; charset=utf-8"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
-
-    async def client_app(self, scope: Any, receive: Any, send: Any) -> None:
-        if self.client_delivery is None or not self.ready:
-            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
-            return
-        await self.client_delivery(scope, receive, send)
 
     # status ------------------------------------------------------------------------------------
 

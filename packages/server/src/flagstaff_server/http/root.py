@@ -61,6 +61,21 @@ async def send_problem(send: Send, status: int, code: str, message: str) -> None
     await send_json(send, status, body, PROBLEM_MEDIA_TYPE)
 
 
+class WhenReady:
+    """An app that answers 503 "Flagstaff is starting" while `target()` gives None (before start,
+    during shutdown), and hands each request to the app it gives otherwise."""
+
+    def __init__(self, target: Callable[[], ASGIApp | None]) -> None:
+        self.target = target
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self.target()
+        if app is None:
+            await send_problem(send, 503, "service_unavailable", "Flagstaff is starting")
+            return
+        await app(scope, receive, send)
+
+
 class RootApp:
     def __init__(self, lifecycle: Lifecycle) -> None:
         self.lifecycle = lifecycle

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flagstaff_server.asgi import Receive, Scope, Send
 from flagstaff_server.delivery.prometheus import Exposition, label_value
 from flagstaff_server.worker.runner import JobState
 
@@ -56,3 +57,24 @@ def render(states: Mapping[str, JobState]) -> list[str]:
         [(labels(name), state.lag_seconds()) for name, state in jobs],
     )
     return exposition.lines
+
+
+class MetricsApp:
+    """`/metrics` of a worker-only process (elsewhere delivery's `/metrics` carries these lines)."""
+
+    def __init__(self, states: Mapping[str, JobState]) -> None:
+        self.states = states
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = ("\n".join(render(self.states)) + "\n").encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/plain; version=0.0.4; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
