@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from flagstaff_server.regions.postgres_cluster import ClusterError, PostgresBinaries, run_as_user
 from support.prerequisites import missing_prerequisite
 from support.processes import flagstaff_command, user_environment
@@ -20,6 +21,14 @@ RUN_SECONDS = 600
 and a CI run beside it) runs were killed at 280 s with their topology still starting."""
 INTERRUPT_SECONDS = 60
 """How long an interrupted run may take to stop its topology."""
+GAMEDAY = [
+    pytest.mark.service,
+    pytest.mark.slow,
+    pytest.mark.timeout(RUN_SECONDS + INTERRUPT_SECONDS + 30),
+]
+"""The marks of a game-day test. Its own timeout outlasts the run's bound and the interrupt:
+the suite's default (300 s) ended loaded runs first and left the command and its topology
+running, orphaned (seen at a load average of ~20: a run's topology took 290 s to start)."""
 
 
 def run_gameday(

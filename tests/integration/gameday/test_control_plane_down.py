@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from gameday_support import failed_checks, run_gameday
+from gameday_support import GAMEDAY, failed_checks, run_gameday
 
-pytestmark = [pytest.mark.service, pytest.mark.slow]
+pytestmark = GAMEDAY
 
 
 def test_control_plane_down_keeps_every_client_served_and_the_kill_reaches_them(
     tmp_path: Path,
 ) -> None:
-    done, report = run_gameday(tmp_path, "control-plane-down")
+    done, report = run_gameday(tmp_path, "control-plane-down", duration=10.0)
 
     assert failed_checks(report) == [], report["checks"]
     assert done.returncode == 0, done.stdout + done.stderr

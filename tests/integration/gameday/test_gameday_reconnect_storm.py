@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from gameday_support import failed_checks, run_gameday
+from gameday_support import GAMEDAY, failed_checks, run_gameday
 
-pytestmark = [pytest.mark.service, pytest.mark.slow]
+pytestmark = GAMEDAY
 
 
 def test_reconnect_storm_is_shed_with_retry_after_and_every_client_catches_up(

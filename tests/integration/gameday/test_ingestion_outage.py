@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from gameday_support import failed_checks, run_gameday
+from gameday_support import GAMEDAY, failed_checks, run_gameday
 
-pytestmark = [pytest.mark.service, pytest.mark.slow]
+pytestmark = GAMEDAY
 
 
 def test_an_ingestion_outage_loses_no_acknowledged_event_and_counts_none_twice(

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from gameday_support import failed_checks, run_gameday
+from gameday_support import GAMEDAY, failed_checks, run_gameday
 
-pytestmark = [pytest.mark.service, pytest.mark.slow]
+pytestmark = GAMEDAY
 
 
 def test_moving_traffic_to_an_empty_node_is_shed_with_admission_and_not_without(

@@ -7,8 +7,10 @@ from flagstaff_server.gameday.timeline import (
     Holding,
     Timeline,
     caught_up_at,
+    fleet_caught_up,
     percentile,
     propagation_delays,
+    staleness_at,
 )
 
 
@@ -63,3 +65,36 @@ def test_percentile_is_nearest_rank() -> None:
     assert percentile(values, 0.99) == 99.0
     assert percentile(values, 1.0) == 100.0
     assert percentile([], 0.99) == 0.0
+
+
+def test_propagation_since_leaves_out_changes_asked_before_every_client_was_current() -> None:
+    holding = Holding()
+    # it connected 5 s after the seed value was asked for: connecting, not propagation
+    for t, value in ((5.0, "v0"), (11.0, "v1"), (23.0, "killed"), (31.5, "v1")):
+        holding.hold(t, value)
+    assert propagation_delays(timeline(), holding) == [5.0, 1.0, 3.0, 1.5]
+    assert propagation_delays(timeline(), holding, since=6.0) == [1.0, 3.0, 1.5]
+
+
+def test_the_fleet_caught_up_when_its_last_client_did() -> None:
+    line = timeline()
+    early, late, never = Holding(), Holding(), Holding()
+    early.hold(11.0, "v1")
+    late.hold(0.0, "v0")
+    late.hold(13.5, "v1")
+    never.hold(0.0, "v0")
+    assert fleet_caught_up(line, [early, late], 10.0) == 3.5
+    assert fleet_caught_up(line, [early, late, never], 10.0) is None
+    assert fleet_caught_up(line, [], 10.0) == 0.0
+
+
+def test_staleness_at_a_past_instant_uses_the_changes_made_by_then() -> None:
+    line = timeline()
+    holding = Holding()
+    holding.hold(0.5, "v0")
+    holding.hold(12.0, "v1")
+    assert staleness_at(line, holding, 0.2) is None  # nothing held yet
+    assert staleness_at(line, holding, 5.0) == 0.0
+    assert staleness_at(line, holding, 11.0) == 1.0  # v0 stopped being expected at 10
+    assert staleness_at(line, holding, 15.0) == 0.0
+    assert staleness_at(line, holding, 25.0) == 5.0  # the kill at 20 never reached it

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from flagstaff_server.gameday.event_fleet import EventLedger
 from flagstaff_server.gameday.fleet import STREAMING, ClientView
-from flagstaff_server.gameday.timeline import Timeline, caught_up_at, percentile
+from flagstaff_server.gameday.timeline import Timeline, fleet_caught_up, percentile
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,4 @@ class Recorder:
         if fault_ended is None:
             return None
         since = self.started + fault_ended
-        caught = [caught_up_at(self.timeline, view.holding, since) for view in self.views]
-        if any(t is None for t in caught):
-            return None
-        return max(0.0, max(t for t in caught if t is not None) - since)
+        return fleet_caught_up(self.timeline, (view.holding for view in self.views), since)

@@ -50,7 +50,7 @@ def figures(
     delays = [
         d * 1000
         for view in recorder.views
-        for d in propagation_delays(recorder.timeline, view.holding)
+        for d in propagation_delays(recorder.timeline, view.holding, since=recorder.started)
     ]
     stale = recorder.staleness_ms
     return {

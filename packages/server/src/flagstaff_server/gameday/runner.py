@@ -48,13 +48,19 @@ class Options:
 
 def run_gameday(scenario: Scenario, options: Options, console: Console) -> dict[str, Any]:
     console.print(f"starting the two-region topology in {options.work_dir} ...")
+    began = time.monotonic()
     topology = Topology.start(
-        options.work_dir, delivery_env=scenario.delivery_settings(options.clients)
+        options.work_dir,
+        delivery_env=scenario.delivery_settings(options.clients),
+        standby_api=scenario.standby_api,
     )
+    console.print(f"topology up in {time.monotonic() - began:.1f} s")
     try:
         report = asyncio.run(_run(scenario, options, topology, console))
     finally:
+        began = time.monotonic()
         topology.close()
+        console.print(f"topology stopped in {time.monotonic() - began:.1f} s")
     paths = write_report(report, options.report_dir)
     print_summary(report, console, paths)
     return report
@@ -92,10 +98,11 @@ async def _run(
             )
             for view in views
         ]
-        sdks: list[RealSdk] = [await asyncio.to_thread(flagstaff_sdk, topology)]
-        official = await asyncio.to_thread(official_sdk, topology)
-        if official is not None:
-            sdks.append(official)
+        # the SDKs initialise side by side (each waits for its first payload)
+        started = await asyncio.gather(
+            asyncio.to_thread(flagstaff_sdk, topology), asyncio.to_thread(official_sdk, topology)
+        )
+        sdks: list[RealSdk] = [sdk for sdk in started if sdk is not None]
         all_views = [*views, *(sdk.view for sdk in sdks)]
         numbers = itertools.count(1)
         senders = [
@@ -126,9 +133,11 @@ async def _run(
                 await asyncio.to_thread(sdk.close)
         for sender in senders:
             sender.generating = False
-        drain_until[0] = time.monotonic() + DRAIN_SECONDS
+        began = time.monotonic()
+        drain_until[0] = began + DRAIN_SECONDS
         await asyncio.gather(*sender_tasks, return_exceptions=True)
         events = await _count_events(topology, ledger)
+        console.print(f"events drained and counted in {time.monotonic() - began:.1f} s")
     report = figures(
         scenario=scenario.name,
         clients=len(all_views),
@@ -174,13 +183,15 @@ async def _play(
             progress.update(recorder.sample(time.monotonic(), phase))
 
         # warm-up: every client holds data before the first phase (not part of the figures)
-        ends = time.monotonic() + WARM_UP_SECONDS
+        began = time.monotonic()
+        ends = began + WARM_UP_SECONDS
         while not stop.is_set() and time.monotonic() < ends:
             for sdk in sdks:
                 sdk.sample()
             if all(v.value is not None for v in drill.views):
                 break
             await asyncio.sleep(0.1)
+        progress.note(f"clients warm in {time.monotonic() - began:.1f} s")
         recorder.samples.clear()
         recorder.staleness_ms.clear()
         drill.started = recorder.started = time.monotonic()
@@ -193,13 +204,16 @@ async def _play(
             if drill.fault_began is not None and recorder.fault_began is None:
                 recorder.mark_fault(time.monotonic(), before)
             # the phase's time counts from the end of its action (a restart takes seconds)
-            ends = time.monotonic() + max(phase.share * options.duration, phase.min_seconds)
+            share_ends = time.monotonic() + phase.share * options.duration
+            ends = max(share_ends, time.monotonic() + phase.min_seconds)
             next_edit = time.monotonic()
             while not stop.is_set() and time.monotonic() < ends:
                 if drill.driving and time.monotonic() >= next_edit:
                     next_edit = time.monotonic() + EDIT_SECONDS
                     await drill.edit()
                 await sample(phase.name)
+                if phase.until and time.monotonic() >= share_ends and phase.until(drill):
+                    break
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), TICK_SECONDS)
             spans.append(PhaseSpan(phase.name, start, drill.now()))

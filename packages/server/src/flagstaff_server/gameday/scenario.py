@@ -14,7 +14,7 @@ from typing import Any
 
 from flagstaff_server.gameday.event_fleet import EventLedger
 from flagstaff_server.gameday.fleet import ClientView
-from flagstaff_server.gameday.timeline import Timeline
+from flagstaff_server.gameday.timeline import Timeline, fleet_caught_up
 from flagstaff_server.gameday.topology import KILLED, Topology, set_probe_value
 
 
@@ -91,6 +91,18 @@ class Drill:
         self.driving = True
         return accepted
 
+    def caught_up_since(self, since: float) -> float | None:
+        """Seconds from `since` (monotonic) until every client had caught up with the flag as
+        it stood then; None while one has not. The one "every client current" step of every
+        scenario: a phase's end (`Phase.until`) and its recovery figures."""
+        return fleet_caught_up(self.timeline, (v.holding for v in self.views), since)
+
+    def recovered(self) -> bool:
+        """Every client caught up with the flag as it stood at the end of the fault."""
+        if self.fault_ended is None:
+            return False
+        return self.caught_up_since(self.started + self.fault_ended) is not None
+
     def holding_at_end_of(self, value: str, phase_end: float) -> int:
         """How many clients held `value` at `phase_end` (monotonic)."""
         return sum(v.holding.held_at(phase_end) == value for v in self.views)
@@ -110,7 +122,11 @@ class Phase:
     """Of the run's duration."""
     action: Action = nothing
     min_seconds: float = 0.0
-    """The phase lasts at least this long after its action, whatever the run's duration."""
+    """The phase lasts at least this long after its action, whatever the run's duration;
+    with `until`, at most this long (or its share, when longer)."""
+    until: Callable[[Drill], bool] | None = None
+    """Ends the phase, once its share of the duration has passed, as soon as it holds (polled
+    every tick) instead of waiting out `min_seconds` (`Drill.recovered`: every client current)."""
 
 
 def no_settings(_clients: int) -> dict[str, str]:
@@ -124,7 +140,41 @@ class Scenario:
     phases: tuple[Phase, ...]
     checks: Callable[[Mapping[str, Any], Drill], list[Check]]
     delivery_settings: Callable[[int], dict[str, str]] = no_settings
-    compare: Callable[[Drill], dict[str, Any]] | None = None
-    """A side-by-side table for the report (`{"columns": [...], "rows": [[...], ...]}`)."""
     """Environment settings for the delivery nodes, given the number of protocol clients (a
     scenario's admission limits scale with its fleet)."""
+    compare: Callable[[Drill], dict[str, Any]] | None = None
+    """A side-by-side table for the report (`{"columns": [...], "rows": [[...], ...]}`)."""
+    standby_api: bool = False
+    """Region B runs an API node on its standby (for a promotion)."""
+
+
+# the checks most scenarios make ------------------------------------------------------------------
+
+
+def served_throughout(report: Mapping[str, Any]) -> Check:
+    """Availability 1 for the clients that held data when the fault began."""
+    availability = report["availability_had_data"]
+    return Check(
+        "evaluations served from data throughout",
+        availability == 1.0,
+        f"availability {availability:.4f} for clients with data before",
+    )
+
+
+def no_event_lost(report: Mapping[str, Any]) -> Check:
+    events = report["events"]
+    return Check(
+        "no event lost or counted twice",
+        events["lost"] == 0 and events["duplicated"] == 0,
+        f"{events['acknowledged']} acknowledged, {events['lost']} lost, "
+        f"{events['duplicated']} duplicated",
+    )
+
+
+def current_within(bound_s: float, recovery_s: float | None, after: str) -> Check:
+    """Every client caught up within `bound_s` of `after` (what `recovery_s` counts from)."""
+    return Check(
+        f"every client current within {bound_s:g} s {after}",
+        recovery_s is not None and recovery_s <= bound_s,
+        f"{'never' if recovery_s is None else f'{recovery_s:.2f} s'} {after}",
+    )

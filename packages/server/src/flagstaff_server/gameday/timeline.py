@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -61,12 +62,18 @@ class Holding:
         return value
 
 
-def propagation_delays(timeline: Timeline, holding: Holding) -> list[float]:
-    """For each change the client came to hold before the next change, how long after it was
-    asked for the client held it (0 when it already did)."""
+def propagation_delays(
+    timeline: Timeline, holding: Holding, since: float = float("-inf")
+) -> list[float]:
+    """For each change asked for at `since` or later that the client came to hold before the
+    next change, how long after it was asked for the client held it (0 when it already did).
+    `since`: when every client was current; a change before it (the seed value, asked before
+    any client connected) would measure connecting, not propagation."""
     delays: list[float] = []
     changes = timeline.changes
     for index, (asked, value) in enumerate(changes):
+        if asked < since:
+            continue
         until = changes[index + 1][0] if index + 1 < len(changes) else float("inf")
         if holding.held_at(asked) == value:
             delays.append(0.0)
@@ -101,3 +108,40 @@ def caught_up_at(timeline: Timeline, holding: Holding, since: float) -> float | 
         if when >= since and value in wanted:
             return when
     return None
+
+
+def fleet_caught_up(timeline: Timeline, holdings: Iterable[Holding], since: float) -> float | None:
+    """How long after `since` the last of the clients caught up with the flag as it stood then
+    (`caught_up_at`); None while one has not."""
+    latest = since
+    for holding in holdings:
+        caught = caught_up_at(timeline, holding, since)
+        if caught is None:
+            return None
+        latest = max(latest, caught)
+    return latest - since
+
+
+def staleness_at(timeline: Timeline, holding: Holding, t: float) -> float | None:
+    """How stale the client was at instant `t` (past or present): seconds since the value it
+    held then stopped being the expected one; None when it held nothing."""
+    held = holding.held_at(t)
+    if held is None:
+        return None
+    past = [change for change in timeline.changes if change[0] <= t]
+    if not past or past[-1][1] == held:
+        return 0.0
+    for index in range(len(past) - 1, -1, -1):
+        if past[index][1] == held:
+            return max(0.0, t - past[index + 1][0])
+    return max(0.0, t - past[0][0])
+
+
+def max_staleness(timeline: Timeline, holding: Holding, start: float, end: float) -> float | None:
+    """The most stale the client was over [start, end]; None when it held nothing throughout.
+    Staleness only grows between the client's changes, so its peaks are at the instant before
+    each change it made, and at `end`."""
+    instants = [start, end]
+    instants += [max(start, when - 1e-6) for when, _ in holding.transitions if start < when <= end]
+    found = [s for t in instants if (s := staleness_at(timeline, holding, t)) is not None]
+    return max(found, default=None)

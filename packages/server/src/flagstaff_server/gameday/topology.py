@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,8 @@ class Topology:
     """The settings every node starts with (admin token, heartbeat, keys, analytics store)."""
     added: list[Node] = field(default_factory=list)
     """Nodes a scenario started (`add_delivery`), stopped with the rest."""
+    writer: str = "a"
+    """The region whose API the change driver edits through (B's once promoted)."""
 
     @classmethod
     def start(
@@ -98,9 +101,11 @@ class Topology:
         *,
         heartbeat_seconds: float = 1.0,
         delivery_env: Mapping[str, str] | None = None,
+        standby_api: bool = False,
     ) -> Topology:
         """`delivery_env`: settings for both delivery nodes on top of the common ones (a
-        scenario's admission limits)."""
+        scenario's admission limits); `standby_api`: region B runs an API node too (it serves
+        reads on the standby and takes writes once the standby is promoted)."""
         root.mkdir(parents=True, exist_ok=True)
         pair = generate_key_pair()
         private, public = root / "break-glass.key", root / "break-glass.pub"
@@ -110,7 +115,12 @@ class Topology:
         cluster = PostgresCluster()
         try:
             return cls._start(
-                root, cluster, private, public, heartbeat_seconds, dict(delivery_env or {})
+                root,
+                cluster,
+                (private, public),
+                heartbeat_seconds,
+                dict(delivery_env or {}),
+                standby_api,
             )
         except BaseException:
             cluster.close()
@@ -121,13 +131,16 @@ class Topology:
         cls,
         root: Path,
         cluster: PostgresCluster,
-        private: Path,
-        public: Path,
+        keys: tuple[Path, Path],
         heartbeat_seconds: float,
         delivery_env: dict[str, str],
+        standby_api: bool,
     ) -> Topology:
-        primary = cluster.start_primary("a")
-        analytics = cluster.start_primary("analytics")
+        private, public = keys
+        # the two databases are made (initdb) and started side by side
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            made = pool.map(cluster.start_primary, ("a", "analytics"))
+            primary, analytics = list(made)
         common = {
             "FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN,
             "FLAGSTAFF_HEARTBEAT_SECONDS": str(heartbeat_seconds),
@@ -165,11 +178,13 @@ class Topology:
                 each.stop()
             raise
         b = Region("b", standby, node("b", "delivery", standby), node("b", "ingest", standby))
-        started = [a.delivery, a.ingest, b.delivery, b.ingest]
+        if standby_api:
+            b.api = node("b", "api", standby)
+        started = [a.delivery, a.ingest, *b.nodes()]
         topology = cls(root, cluster, a, b, analytics, Keys("", "", ""), private)
         topology.node_env = common
         try:
-            for each in (b.delivery, b.ingest):
+            for each in b.nodes():
                 each.launch()
             for each in started:
                 each.wait_ready()
@@ -206,17 +221,21 @@ class Topology:
     def close(self) -> None:
         for proxy in self.proxies:
             proxy.close()
-        for each in self.nodes():
-            each.stop()
+        # every node is told to stop at once; each then gets its own grace period
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(Node.stop, self.nodes()))
         self.cluster.close()
 
     # what scenarios do through it --------------------------------------------------------------
 
+    def region(self, name: str) -> Region:
+        return self.a if name == "a" else self.b
+
     def api(self) -> httpx.Client:
-        assert self.a.api is not None
-        return httpx.Client(
-            base_url=self.a.api.url, headers={"Authorization": ADMIN_TOKEN}, timeout=10
-        )
+        """A client of the writing region's API (`writer`)."""
+        node = self.region(self.writer).api
+        assert node is not None
+        return httpx.Client(base_url=node.url, headers={"Authorization": ADMIN_TOKEN}, timeout=10)
 
     def break_glass(self, *, clear: bool = False) -> dict[str, bool]:
         """Sign an override turning the probe flag off (or the clear of it) with the operator's

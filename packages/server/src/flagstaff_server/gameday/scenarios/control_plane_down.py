@@ -12,7 +12,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from flagstaff_server.gameday.scenario import Check, Drill, Phase, Scenario
+from flagstaff_server.gameday.scenario import (
+    Check,
+    Drill,
+    Phase,
+    Scenario,
+    no_event_lost,
+    served_throughout,
+)
 from flagstaff_server.gameday.topology import KILLED
 
 
@@ -44,13 +51,8 @@ def checks(report: Mapping[str, Any], drill: Drill) -> list[Check]:
     clients = len(drill.views)
     killed = int(drill.notes.get("killed_at_outage_end", 0))
     accepted = drill.notes.get("kill_accepted", {})
-    events = report["events"]
     return [
-        Check(
-            "evaluations served from data throughout",
-            report["availability_had_data"] == 1.0,
-            f"availability {report['availability_had_data']:.4f} for clients with data before",
-        ),
+        served_throughout(report),
         Check(
             "edits refused while the API is down",
             drill.notes.get("edit_while_down") is False,
@@ -71,12 +73,7 @@ def checks(report: Mapping[str, Any], drill: Drill) -> list[Check]:
             report["recovery_s"] is not None,
             f"recovery {report['recovery_s']} s after the control plane returned",
         ),
-        Check(
-            "no event lost or counted twice",
-            events["lost"] == 0 and events["duplicated"] == 0,
-            f"{events['acknowledged']} acknowledged, {events['lost']} lost, "
-            f"{events['duplicated']} duplicated",
-        ),
+        no_event_lost(report),
     ]
 
 

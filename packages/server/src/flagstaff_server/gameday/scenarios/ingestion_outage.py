@@ -12,7 +12,13 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from flagstaff_server.gameday.scenario import Check, Drill, Phase, Scenario
+from flagstaff_server.gameday.scenario import (
+    Check,
+    Drill,
+    Phase,
+    Scenario,
+    served_throughout,
+)
 
 
 async def store_stops(drill: Drill) -> None:
@@ -45,11 +51,7 @@ def checks(report: Mapping[str, Any], drill: Drill) -> list[Check]:
     while_down = int(drill.notes.get("acknowledged_while_down", 0))
     failures = int(drill.notes.get("failures_while_killed", 0))
     return [
-        Check(
-            "evaluations served from data throughout",
-            report["availability_had_data"] == 1.0,
-            f"availability {report['availability_had_data']:.4f} for clients with data before",
-        ),
+        served_throughout(report),
         Check(
             "events acknowledged while the analytics store was down",
             while_down > 0,
