@@ -2,7 +2,9 @@
 against a real `flagstaff serve` process on SQLite and on PostgreSQL, beside a floor in the same
 run: `GET /api/v2/session/status` without a cookie, a route of the same API app (same server,
 middleware and serialisation) that answers without touching the store. Reads and patches are
-reported as multiples of the floor's time per request.
+reported as multiples of the floor's time per request, and that floor as a multiple of a second
+one measured in the same run: a minimal Starlette app on the same uvicorn settings answering the
+same path with the same bytes (`bench.api_floor`).
 
 Run `python -m bench.api`; prints requests per second with latency percentiles and writes
 `build/bench/api.json`. Every phase is bounded by a request count and a time limit.
@@ -13,9 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -27,7 +32,15 @@ import httpx
 import psutil
 import psycopg
 
-from bench.servers import Served, flagstaff_serve, postgres_database
+from bench.servers import (
+    Served,
+    accepts,
+    flagstaff_serve,
+    free_port,
+    postgres_database,
+    stop,
+    wait_until,
+)
 
 ADMIN_TOKEN = "bench-admin-token"
 SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
@@ -58,6 +71,23 @@ def running_server(database: str | None) -> Iterator[Served]:
     options = () if database is None else ("--database", database)
     with flagstaff_serve(*options, env={"FLAGSTAFF_ADMIN_TOKEN": ADMIN_TOKEN}) as served:
         yield served
+
+
+@contextmanager
+def running_starlette_floor() -> Iterator[Served]:
+    """`bench.api_floor` (the minimal Starlette app) on a free port, once it accepts."""
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="flagstaff-bench-floor-") as directory:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bench.api_floor", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_until(lambda: accepts(port), timeout=30, what="the Starlette floor to listen")
+            yield Served(url=f"http://127.0.0.1:{port}", process=process, data_dir=Path(directory))
+        finally:
+            stop(process)
 
 
 def seed(url: str) -> None:
@@ -132,7 +162,7 @@ async def hammer(
             issued += 1
             key = f"flag-{(number + sequence) % 20}"
             begin = time.perf_counter()
-            if operation == "floor":
+            if operation in ("floor", "starlette"):
                 status = await connection.send("GET", FLOOR_PATH)
             elif operation == "read":
                 status = await connection.send("GET", f"/api/v2/flags/bench/{key}")
@@ -175,39 +205,52 @@ def measure(backend: str, served: Served, args: argparse.Namespace) -> list[Meas
     seed(served.url)
     results = []
     phases = (
+        ("starlette", args.concurrency),
         ("floor", args.concurrency),
         ("read", args.concurrency),
         ("patch", args.patch_concurrency),
     )
-    for operation, concurrency in phases:
-        # A short warm-up so connection set-up and first-request costs are not measured.
-        asyncio.run(
-            hammer(served, backend=backend, operation=operation, concurrency=2, count=50, seconds=5)
-        )
-        results.append(
-            asyncio.run(
-                hammer(
-                    served,
-                    backend=backend,
-                    operation=operation,
-                    concurrency=concurrency,
-                    count=args.count,
-                    seconds=args.seconds,
-                )
-            )
-        )
+    with running_starlette_floor() as starlette:
+        for operation, concurrency in phases:
+            target = starlette if operation == "starlette" else served
+            results.append(run_phase(target, backend, operation, concurrency, args))
     return results
 
 
+def run_phase(
+    served: Served, backend: str, operation: str, concurrency: int, args: argparse.Namespace
+) -> Measurement:
+    # A short warm-up so connection set-up and first-request costs are not measured.
+    asyncio.run(
+        hammer(served, backend=backend, operation=operation, concurrency=2, count=50, seconds=5)
+    )
+    return asyncio.run(
+        hammer(
+            served,
+            backend=backend,
+            operation=operation,
+            concurrency=concurrency,
+            count=args.count,
+            seconds=args.seconds,
+        )
+    )
+
+
 def floor_ratios(measurements: list[Measurement]) -> dict[tuple[str, str], float]:
-    """Per backend, each operation's requests/s as a divisor of the floor's: how many times
-    longer a read or patch takes than the API's cheapest route under the same load."""
-    floors = {m.backend: m.per_second for m in measurements if m.operation == "floor"}
-    return {
-        (m.backend, m.operation): round(floors[m.backend] / m.per_second, 2)
-        for m in measurements
-        if m.operation != "floor" and m.per_second > 0 and m.backend in floors
-    }
+    """Per backend, each operation's requests/s as a divisor of its floor's: how many times
+    longer a read or patch takes than the API's cheapest route under the same load, and that
+    route than the minimal Starlette app's."""
+    rates = {(m.backend, m.operation): m.per_second for m in measurements}
+    ratios = {}
+    for m in measurements:
+        under = {"floor": "starlette", "read": "floor", "patch": "floor"}.get(m.operation)
+        base = rates.get((m.backend, under)) if under else None
+        if base and m.per_second > 0:
+            ratios[(m.backend, m.operation)] = round(base / m.per_second, 2)
+    return ratios
+
+
+FLOOR_OF = {"floor": "the Starlette floor", "read": "the API floor", "patch": "the API floor"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
 
     measurements: list[Measurement] = []
     skipped: dict[str, str] = {}
+    load_before = os.getloadavg()
     for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
         if backend == "sqlite":
             with running_server(None) as served:
@@ -249,8 +293,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{m.errors:>6}"
         )
     ratios = floor_ratios(measurements)
+    print(
+        "load average (1, 5, 15 min): before "
+        + " ".join(f"{x:.2f}" for x in load_before)
+        + ", after "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
     for (backend, operation), ratio in ratios.items():
-        print(f"{backend}: {operation} takes {ratio:.2f}x the floor's time per request")
+        print(f"{backend}: {operation} takes {ratio:.2f}x {FLOOR_OF[operation]}'s time per request")
     for backend, reason in skipped.items():
         print(f"{backend}: skipped ({reason})")
     report: dict[str, Any] = {
@@ -258,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": sys.version.split()[0],
         "measurements": [asdict(m) for m in measurements],
         "floor": FLOOR_PATH,
+        "load_average": {"before": list(load_before), "after": list(os.getloadavg())},
         "ratios": {f"{backend}/{op}": ratio for (backend, op), ratio in ratios.items()},
         "skipped": skipped,
     }

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -17,6 +17,7 @@ from flagstaff_server.errors import NotFound, StoreUnavailable, ValidationError
 from flagstaff_server.http.api.access import EnvironmentKey, Plane, ProjectKey, Reader, Writer
 from flagstaff_server.http.api.flags import JSON_BODY
 from flagstaff_server.http.api.payload import read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.http.problem import json_pointer
 from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore
@@ -24,7 +25,7 @@ from flagstaff_server.ingest.flag_status import ACTIVE_WINDOW_MS, STALE_AFTER_MS
 from flagstaff_server.ingest.fleet import instance_view
 from flagstaff_server.ingest.tally import NO_VARIATION
 
-router = APIRouter(prefix="/insights/{projectKey}/{environmentKey}", tags=["insights"])
+router = PrefixedRouter(prefix="/insights/{projectKey}/{environmentKey}", tags=["insights"])
 
 DAY_MS = 86_400_000
 MAX_MS = 253_402_300_799_999

@@ -168,6 +168,15 @@ def secret_of(authorization: str | None) -> str:
 
 def authenticate(uow: UnitOfWork, authorization: str | None, *, admin_token: str | None) -> Actor:
     """The actor behind an `Authorization` header, or `Unauthorized`."""
+    screened = screen_secret(authorization, admin_token=admin_token)
+    if isinstance(screened, Actor):
+        return screened
+    return stored_caller(uow, screened)
+
+
+def screen_secret(authorization: str | None, *, admin_token: str | None) -> Actor | str:
+    """What an `Authorization` header says without the store: the admin token's actor, else the
+    hash of the secret to look up; `Unauthorized` for an SDK or mobile key."""
     secret = secret_of(authorization)
     if secret.startswith(DELIVERY_KEY_PREFIXES):
         raise Unauthorized(
@@ -175,7 +184,12 @@ def authenticate(uow: UnitOfWork, authorization: str | None, *, admin_token: str
         )
     if admin_token is not None and hmac.compare_digest(secret.encode(), admin_token.encode()):
         return Actor(token_id=ADMIN_TOKEN_ID, name=ADMIN_TOKEN_NAME, role="admin")
-    record = uow.tokens.find_by_secret_hash(hash_secret(secret))
+    return hash_secret(secret)
+
+
+def stored_caller(uow: UnitOfWork, secret_hash: str) -> Actor:
+    """The actor of the live access token with this secret hash, or `Unauthorized`."""
+    record = uow.tokens.find_by_secret_hash(secret_hash)
     if record is None or record.revoked is not None:
         raise Unauthorized("unknown or revoked access token")
     if record.doc.get("purpose") == SCIM_PURPOSE:

@@ -14,6 +14,7 @@ from typing import Any
 
 from flagstaff_server.services import webhook_outbox
 from flagstaff_server.services.access import Actor
+from flagstaff_server.services.caller_cache import CallerCache
 from flagstaff_server.services.epochs import EpochGuard
 from flagstaff_server.services.ports import (
     AuditEntry,
@@ -32,6 +33,9 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # 9999-12-31T23:59:59.999Z, the last moment a datetime holds: larger timestamps are refused at
 # the edge rather than overflowing here.
 MAX_EPOCH_MILLIS = 253_402_300_799_999
+# Audit kinds of writes that cannot change who a caller is or what it may do (a token, its
+# owner, roles and teams are none of these); any other write drops the cached callers.
+CALLER_NEUTRAL = frozenset({"flag", "segment", "metric", "experiment"})
 
 
 def epoch_millis(moment: datetime) -> int:
@@ -58,6 +62,9 @@ class Transaction:
     actor: Actor
     now: datetime
     last_seq: int = 0
+    caller_neutral: bool | None = None
+    """Whether every audit entry so far is of a kind no caller is made of (`CALLER_NEUTRAL`);
+    None before the first. Otherwise the commit makes this process forget its cached callers."""
 
     def change(
         self,
@@ -100,6 +107,7 @@ class Transaction:
         `entry_id` (default: a new id) lets a job make its entry its unique key: a second
         transaction recording the same id fails with `AlreadyExists` and rolls back with
         everything it wrote."""
+        self.caller_neutral = self.caller_neutral is not False and kind in CALLER_NEUTRAL
         entry = AuditEntry(
             id=entry_id or new_id(),
             at=self.now,
@@ -134,6 +142,8 @@ class ControlPlane:
     epochs: EpochGuard = field(default_factory=EpochGuard, repr=False)
     # Talks to the OpenID provider of single sign-on; None: SSO is unavailable in this process.
     oidc: OidcClient | None = field(default=None, repr=False)
+    # Callers verified by access token a moment ago (`services.caller_cache`).
+    callers: CallerCache = field(default_factory=CallerCache, repr=False)
 
     def read(self) -> AbstractContextManager[UnitOfWork]:
         return self.store.unit_of_work(read_only=True)
@@ -147,5 +157,7 @@ class ControlPlane:
             # before the use case reads anything: it must see the versions of the new epoch
             transaction.last_seq = self.epochs.check(uow, transaction.now)
             yield transaction
+        if not transaction.caller_neutral:
+            self.callers.forget_all()
         if transaction.last_seq:
             self.feed.publish(transaction.last_seq)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import Row, select
+from sqlalchemy import Row, bindparam, select
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
 from flagstaff_server.adapters.sql import schema
@@ -15,15 +15,16 @@ from flagstaff_server.adapters.sql.transaction import Transaction
 from flagstaff_server.errors import AlreadyExists
 from flagstaff_server.services.ports import ProjectRecord
 
+_GET = select(schema.projects).where(schema.projects.c.key == bindparam("key"))
+"""Built once, as flag_repository's reads are."""
+
 
 class SqlProjects:
     def __init__(self, tx: Transaction) -> None:
         self._tx = tx
 
     def get(self, key: str) -> ProjectRecord | None:
-        row = self._tx.connection.execute(
-            select(schema.projects).where(schema.projects.c.key == key)
-        ).first()
+        row = self._tx.connection.execute(_GET, {"key": key}).first()
         return None if row is None else _project(row)
 
     def list(self) -> list[ProjectRecord]:

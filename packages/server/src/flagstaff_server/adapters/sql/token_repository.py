@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 import orjson
-from sqlalchemy import Row, select
+from sqlalchemy import Row, bindparam, select
 
 from flagstaff_server.adapters.millis import from_millis, to_millis
 from flagstaff_server.adapters.sql import schema
@@ -14,6 +14,9 @@ from flagstaff_server.adapters.sql.json_column import dump
 from flagstaff_server.adapters.sql.transaction import Transaction
 from flagstaff_server.errors import AlreadyExists
 from flagstaff_server.services.ports import Role, TokenRecord
+
+_BY_SECRET_HASH = select(schema.tokens).where(schema.tokens.c.secret_hash == bindparam("hash"))
+"""Built once, as flag_repository's reads are."""
 
 
 class SqlTokens:
@@ -24,7 +27,8 @@ class SqlTokens:
         return self._first(schema.tokens.c.id == token_id)
 
     def find_by_secret_hash(self, secret_hash: str) -> TokenRecord | None:
-        return self._first(schema.tokens.c.secret_hash == secret_hash)
+        row = self._tx.connection.execute(_BY_SECRET_HASH, {"hash": secret_hash}).first()
+        return None if row is None else _token(row)
 
     def list(self) -> list[TokenRecord]:
         table = schema.tokens

@@ -22,11 +22,14 @@ class Transaction:
         self.read_only = read_only
 
     def locking(self, query: Select[Any], for_update: bool) -> Select[Any]:
-        """The query, locking its rows until commit when asked in a writing transaction.
-        SQLite has no row locks and needs none: its writers hold the database lock."""
-        if for_update and not self.read_only and self.connection.dialect.name == "postgresql":
-            return query.with_for_update()
-        return query
+        """The query, locking its rows until commit when asked in a writing transaction."""
+        return query.with_for_update() if self.locks(for_update) else query
+
+    def locks(self, for_update: bool) -> bool:
+        """Whether a read asked `for_update` locks its rows until commit: in a writing
+        transaction on PostgreSQL. SQLite has no row locks and needs none: its writers hold the
+        database lock."""
+        return for_update and not self.read_only and self.connection.dialect.name == "postgresql"
 
     def writable(self) -> Connection:
         if self.read_only:

@@ -8,11 +8,12 @@ cookie plus its CSRF header on writes) and checks role and scope against the rou
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
 from fastapi.security import APIKeyHeader
+from starlette.concurrency import run_in_threadpool
 
 from flagstaff_server.domain.policy import parse_resource
 from flagstaff_server.errors import Forbidden
@@ -20,9 +21,10 @@ from flagstaff_server.http.api.route_actions import ROUTE_ACTIONS, Needs, resour
 from flagstaff_server.services import sessions
 from flagstaff_server.services.access import (
     Actor,
-    authenticate,
     authorize,
     authorize_accesses,
+    screen_secret,
+    stored_caller,
 )
 from flagstaff_server.services.plane import ControlPlane
 from flagstaff_server.services.ports import Role
@@ -60,7 +62,7 @@ def require(
     *,
     project: str | None = PROJECT_PARAM,
     env: str | None = ENVIRONMENT_PARAM,
-) -> Callable[..., Actor]:
+) -> Callable[..., Awaitable[Actor]]:
     """A dependency yielding the authenticated `Actor`, who must hold `role` on the resource.
 
     `project` and `env` name the path parameters that hold the resource's project and environment
@@ -68,12 +70,12 @@ def require(
     checks inside a handler call `services.access.authorize` directly.
     """
 
-    def dependency(
+    async def dependency(
         request: Request,
         plane: Plane,
         authorization: Annotated[str | None, Depends(ACCESS_TOKEN)],
     ) -> Actor:
-        actor = caller(request, plane, authorization)
+        actor = await caller(request, plane, authorization)
         params = request.path_params
         authorize(
             actor,
@@ -115,20 +117,38 @@ def check_route_action(request: Request, actor: Actor) -> None:
         authorize_accesses(actor, [(action, resource) for action in declared.actions])
 
 
-def caller(request: Request, plane: ControlPlane, authorization: str | None) -> Actor:
-    """The actor behind the `Authorization` header, else behind the session cookie."""
+async def caller(request: Request, plane: ControlPlane, authorization: str | None) -> Actor:
+    """The actor behind the `Authorization` header, else behind the session cookie. Only a
+    session, or a token not verified a moment ago (`plane.callers`), needs the store: one thread
+    hop; the admin token and cached tokens are answered here on the loop."""
     cookie = request.cookies.get(SESSION_COOKIE)
+    if authorization is None and cookie:
+        return await run_in_threadpool(
+            session_caller, plane, cookie, request.method, request.headers.get(CSRF_HEADER)
+        )
+    screened = screen_secret(authorization, admin_token=plane.admin_token)
+    if isinstance(screened, Actor):
+        return screened
+    cached = plane.callers.get(screened)
+    if cached is not None:
+        return cached
+    generation = plane.callers.generation()
+    actor = await run_in_threadpool(token_caller, plane, screened)
+    plane.callers.put(screened, actor, generation=generation)
+    return actor
+
+
+def session_caller(plane: ControlPlane, cookie: str, method: str, csrf_header: str | None) -> Actor:
     with plane.read() as uow:
-        if authorization is None and cookie:
-            actor, _ = sessions.session_actor(
-                plane,
-                uow,
-                cookie,
-                method=request.method,
-                csrf_header=request.headers.get(CSRF_HEADER),
-            )
-            return actor
-        return authenticate(uow, authorization, admin_token=plane.admin_token)
+        actor, _ = sessions.session_actor(
+            plane, uow, cookie, method=method, csrf_header=csrf_header
+        )
+        return actor
+
+
+def token_caller(plane: ControlPlane, secret_hash: str) -> Actor:
+    with plane.read() as uow:
+        return stored_caller(uow, secret_hash)
 
 
 Reader = Annotated[Actor, Depends(require("reader"))]

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Response, status
+from fastapi import Path, Response, status
 from starlette.concurrency import run_in_threadpool
 
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Admin, Plane
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import accounts
 
-router = APIRouter(prefix="/accounts", tags=["web UI accounts"])
+router = PrefixedRouter(prefix="/accounts", tags=["web UI accounts"])
 
 AccountId = Annotated[str, Path(alias="accountId", description="The account's `_id`")]
 

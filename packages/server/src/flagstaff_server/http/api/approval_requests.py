@@ -8,18 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, Reader, Writer, require
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import approval_listing, approval_requests, approval_reviews
 from flagstaff_server.services.access import Actor
 from flagstaff_server.services.approval_requests import flag_resource
 
-flag_router = APIRouter(prefix="/projects", tags=["Approvals"])
-generic_router = APIRouter(prefix="/approval-requests", tags=["Approvals"])
+flag_router = PrefixedRouter(prefix="/projects", tags=["Approvals"])
+generic_router = PrefixedRouter(prefix="/approval-requests", tags=["Approvals"])
 
 Caller = Annotated[Actor, Depends(require("reader", project=None, env=None))]
 """Any valid token: the generic routes learn the project from the request, and the use case

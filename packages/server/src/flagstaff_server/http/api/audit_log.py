@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import Path, Query
 
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Plane, Reader
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import audit
 from flagstaff_server.services.plane import MAX_EPOCH_MILLIS
 from flagstaff_server.services.ports import JsonObject
 
-router = APIRouter(prefix="/auditlog", tags=["audit log"])
+router = PrefixedRouter(prefix="/auditlog", tags=["audit log"])
 
 EntryId = Annotated[str, Path(alias="entryId", description="The entry's `_id`")]
 

@@ -5,15 +5,15 @@ paused and resumed by the flag's semantic patch (docs/rollouts.md)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, Reader
 from flagstaff_server.http.api.payload import json_response
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import automated_releases
 
-router = APIRouter(prefix="/projects", tags=["Automated releases"])
+router = PrefixedRouter(prefix="/projects", tags=["Automated releases"])
 
 PATH = "/{projectKey}/flags/{featureFlagKey}/environments/{environmentKey}/automated-releases"
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, ProjectKey, Reader, Writer
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import code_ref_usage, code_refs
 
-router = APIRouter(prefix="/code-refs", tags=["Code references"])
+router = PrefixedRouter(prefix="/code-refs", tags=["Code references"])
 
 Repo = Annotated[str, Path(alias="repo", description="The repository's name")]
 Branch = Annotated[str, Path(alias="branch", description="The branch name (may contain '/')")]

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Response, status
+from fastapi import Body, Query, Response, status
 
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Admin, EnvironmentKey, Plane, ProjectKey, Reader
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import environments
 from flagstaff_server.services.plane import MAX_EPOCH_MILLIS
 from flagstaff_server.services.ports import JsonObject
 
-router = APIRouter(prefix="/projects/{projectKey}/environments", tags=["environments"])
+router = PrefixedRouter(prefix="/projects/{projectKey}/environments", tags=["environments"])
 
 Expiry = Annotated[
     int | None,

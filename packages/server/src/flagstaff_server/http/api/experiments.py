@@ -9,18 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import EnvironmentKey, Plane, ProjectKey, Reader, Writer
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.ingest.insight_api import analytics_of
 from flagstaff_server.ingest.metric_totals import metric_totals
 from flagstaff_server.services import experiment_results, experiments
 from flagstaff_server.services.experiment_results import MetricScope, Totals
 
-router = APIRouter(
+router = PrefixedRouter(
     prefix="/projects/{projectKey}/environments/{environmentKey}/experiments",
     tags=["Experiments (beta)"],
 )

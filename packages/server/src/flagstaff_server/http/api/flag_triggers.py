@@ -5,15 +5,16 @@ served by `http.trigger_endpoint`."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, Reader, Writer
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import flag_triggers
 
-router = APIRouter(prefix="/flags", tags=["Flag triggers"])
+router = PrefixedRouter(prefix="/flags", tags=["Flag triggers"])
 
 PATH = "/{projectKey}/{featureFlagKey}/triggers/{environmentKey}"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -17,12 +17,13 @@ from flagstaff_server.http.api.payload import (
     json_response,
     read_json,
 )
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import automated_releases, copy, flag_listing, flags
 from flagstaff_server.services.access import Actor, authorize, authorize_accesses
 from flagstaff_server.services.edit import parse_edit
 from flagstaff_server.services.edit_access import flag_edit_needs
 
-router = APIRouter(prefix="/flags", tags=["Feature flags"])
+router = PrefixedRouter(prefix="/flags", tags=["Feature flags"])
 
 # Reader here; the use case checks writer rights per changed environment.
 Editor = Annotated[Actor, Depends(require("reader"))]

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, Reader, Writer
 from flagstaff_server.http.api.flags import JSON_BODY
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import context_evaluation, imports
 
-router = APIRouter(prefix="/projects", tags=["Import and export"])
+router = PrefixedRouter(prefix="/projects", tags=["Import and export"])
 
 
 @router.post(

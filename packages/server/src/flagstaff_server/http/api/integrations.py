@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, Response, status
+from fastapi import Body, Path, Query, Response, status
 
 from flagstaff_server.http.api.access import Plane, Reader, Writer
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import integrations
 from flagstaff_server.services.ports import JsonObject
 
-router = APIRouter(prefix="/projects", tags=["Integrations"])
+router = PrefixedRouter(prefix="/projects", tags=["Integrations"])
 
 PATH = "/{projectKey}/integrations/{integrationKey}"
 Kind = Annotated[str, Path(alias="integrationKey", description="`slack` or `generic`")]

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Admin, Plane, Reader
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import members
 
-router = APIRouter(prefix="/members", tags=["Members"])
+router = PrefixedRouter(prefix="/members", tags=["Members"])
 
 MemberId = Annotated[str, Path(alias="id", description="The member's `_id`, or `me`")]
 INVITE = {

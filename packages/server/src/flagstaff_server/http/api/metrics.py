@@ -3,15 +3,16 @@ Handlers parse, call one use case in `services.metrics`, and answer."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, ProjectKey, Reader, Writer
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import metrics
 
-router = APIRouter(prefix="/metrics", tags=["Metrics (beta)"])
+router = PrefixedRouter(prefix="/metrics", tags=["Metrics (beta)"])
 
 BODY = {
     "requestBody": {

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response, status
+from fastapi import Path, Response, status
 
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Plane, Reader, Writer
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import notices
 from flagstaff_server.services.ports import JsonObject
 
-router = APIRouter(prefix="/status/notices", tags=["status notices"])
+router = PrefixedRouter(prefix="/status/notices", tags=["status notices"])
 
 NoticeId = Annotated[str, Path(alias="noticeId", description="The notice's `_id`")]
 

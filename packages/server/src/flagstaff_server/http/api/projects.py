@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Response, status
+from fastapi import Body, Query, Response, status
 
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Admin, Plane, ProjectKey, Reader
 from flagstaff_server.http.api.environments import environment_request
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import projects
 from flagstaff_server.services.ports import JsonObject
 
-router = APIRouter(prefix="/projects", tags=["projects"])
+router = PrefixedRouter(prefix="/projects", tags=["projects"])
 
 Expand = Annotated[
     str | None,

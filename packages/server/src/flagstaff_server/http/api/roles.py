@@ -3,15 +3,16 @@ Handlers parse, call one use case in `services.custom_roles`, and answer."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Admin, Plane
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import custom_roles
 
-router = APIRouter(prefix="/roles", tags=["Custom roles"])
+router = PrefixedRouter(prefix="/roles", tags=["Custom roles"])
 
 BODY = {
     "requestBody": {

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Plane, Reader, Writer
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import scheduled_changes
 
-router = APIRouter(prefix="/projects", tags=["Scheduled changes"])
+router = PrefixedRouter(prefix="/projects", tags=["Scheduled changes"])
 
 PATH = "/{projectKey}/flags/{featureFlagKey}/environments/{environmentKey}/scheduled-changes"
 

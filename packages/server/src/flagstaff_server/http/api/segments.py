@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -18,12 +18,13 @@ from flagstaff_server.http.api.payload import (
     json_response,
     read_json,
 )
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import segments
 from flagstaff_server.services.access import authorize_accesses
 from flagstaff_server.services.edit import parse_edit
 from flagstaff_server.services.edit_access import segment_edit_needs
 
-router = APIRouter(prefix="/segments", tags=["Segments"])
+router = PrefixedRouter(prefix="/segments", tags=["Segments"])
 
 
 @router.get("/{projectKey}/{environmentKey}", summary="List segments")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import Depends, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
 from flagstaff_server.errors import InvalidInput, Unauthorized
@@ -20,11 +20,13 @@ from flagstaff_server.http.api.access import (
     SESSION_COOKIE,
     Plane,
 )
+from flagstaff_server.http.api.payload import json_response
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.http.problem import PROBLEM_MEDIA_TYPE
 from flagstaff_server.services import sessions
 from flagstaff_server.services.access import Actor, authenticate
 
-router = APIRouter(prefix="/session", tags=["web UI session"])
+router = PrefixedRouter(prefix="/session", tags=["web UI session"])
 
 
 class SessionPost(schema.Request):
@@ -115,17 +117,22 @@ def who(
 
 @router.get(
     "/status",
+    response_model=dict[str, Any],
     summary="Whether the session cookie names a live session (200 either way)",
     description="For the web UI's first page: `signedIn` false, and nothing else, when there is "
     "no cookie or its session has ended; otherwise true with the same fields as "
     "`GET /api/v2/session`. Only the cookie counts here, not `Authorization`.",
 )
-def session_status(request: Request, plane: Plane) -> dict[str, Any]:
-    found = sessions.live_session(plane, request.cookies.get(SESSION_COOKIE))
+async def session_status(request: Request, plane: Plane) -> Response:
+    cookie = request.cookies.get(SESSION_COOKIE)
+    # without a cookie the answer needs no store, so no thread hop
+    found = await run_in_threadpool(sessions.live_session, plane, cookie) if cookie else None
     if found is None:
-        return {"signedIn": False}
+        return json_response({"signedIn": False})
     actor, session = found
-    return {"signedIn": True, **describe(actor, via="session", csrf_token=session.csrf_token)}
+    return json_response(
+        {"signedIn": True, **describe(actor, via="session", csrf_token=session.csrf_token)}
+    )
 
 
 @router.delete(

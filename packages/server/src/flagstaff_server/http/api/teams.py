@@ -3,15 +3,16 @@ semantic patch. Handlers parse, call one use case in `services.teams`, and answe
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from flagstaff_server.http.api.access import Admin, Plane, Reader
 from flagstaff_server.http.api.payload import json_response, read_json
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import teams
 
-router = APIRouter(prefix="/teams", tags=["Teams"])
+router = PrefixedRouter(prefix="/teams", tags=["Teams"])
 
 BODY = {
     "requestBody": {

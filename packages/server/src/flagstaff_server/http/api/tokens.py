@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response, status
+from fastapi import Path, Response, status
 
 from flagstaff_server.http.api import schema
 from flagstaff_server.http.api.access import Admin, Plane
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import tokens
 from flagstaff_server.services.ports import JsonObject
 
-router = APIRouter(prefix="/tokens", tags=["access tokens"])
+router = PrefixedRouter(prefix="/tokens", tags=["access tokens"])
 
 TokenId = Annotated[str, Path(alias="tokenId", description="The access token's `_id`")]
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, Response, status
+from fastapi import Body, Path, Query, Response, status
 
 from flagstaff_server.http.api import receiver_schema
 from flagstaff_server.http.api.access import Plane, Reader, Writer
+from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import webhooks
 from flagstaff_server.services.ports import JsonObject
 
-router = APIRouter(prefix="/webhooks", tags=["webhooks"])
+router = PrefixedRouter(prefix="/webhooks", tags=["webhooks"])
 
 WebhookId = Annotated[str, Path(alias="id", description="The webhook's `_id`")]
 DeliveryId = Annotated[str, Path(alias="deliveryId", description="The delivery's `_id`")]
