@@ -1,7 +1,8 @@
 """The flag page's surroundings in headless Chromium (issue 20): the segments its rules use (and
 the segment page listing the flags that use it), the flags depending on it, its change history
 with diffs, and two environments side by side with a copy of the ticked parts from one to the
-other through the API's copy."""
+other through the API's copy. And what a member sees (issue 19): only what their roles let them
+change, and a refused change's reason (the action and the resource of the 403)."""
 
 from __future__ import annotations
 
@@ -126,3 +127,71 @@ def test_compare_two_environments_and_copy_only_the_ticked_parts(
         page.get_by_role("region", name="Rules").get_by_label("Values", exact=True)
     ).to_have_value("se")
     expect()(page.get_by_role("region", name="History")).to_contain_text("promote the Swedish rule")
+
+
+MEMBER = "toggler@example.com"
+PASSWORD = "a long enough password"
+ROLE = {
+    "key": "production-toggler",
+    "name": "Toggle production",
+    "policy": [
+        {"effect": "allow", "actions": ["viewProject"], "resources": ["proj/*"]},
+        {"effect": "allow", "actions": ["updateOn"], "resources": ["proj/*:env/production:flag/*"]},
+    ],
+}
+
+
+def member_with_role(server: UiServer) -> str:
+    made = server.api.post("/api/v2/roles", json=ROLE)
+    assert made.status_code == 201, made.text
+    invited = server.api.post(
+        "/api/v2/members", json=[{"email": MEMBER, "customRoles": [ROLE["key"]]}]
+    )
+    assert invited.status_code == 201, invited.text
+    (member,) = invited.json()["items"]
+    accepted = server.api.post(
+        "/api/v2/members/invitations",
+        json={"invitation": member["_invitation"], "password": PASSWORD},
+    )
+    assert accepted.status_code == 200, accepted.text
+    member_id: str = member["_id"]
+    return member_id
+
+
+def test_a_member_with_a_custom_role_sees_only_what_they_may_change(
+    ui_server: UiServer, context: Any
+) -> None:
+    ui_server.create_flag("perm-flag", name="Permission flag")
+    member_id = member_with_role(ui_server)
+    page = context.new_page()
+    sign_in(page, ui_server, email=MEMBER, password=PASSWORD)
+    expect()(page.get_by_role("switch", name=f"perm-flag in {ENV}")).to_be_enabled()
+    expect()(page.get_by_role("link", name="Create flag")).to_have_count(0)
+
+    open_flag(page, ui_server, "perm-flag")
+    expect()(page.locator("#kill-switch")).to_be_enabled()
+    expect()(page.locator("#save-targeting")).to_be_disabled()
+    expect()(page.get_by_role("button", name="Save settings")).to_be_disabled()
+    expect()(page.get_by_role("button", name="Delete flag")).to_be_disabled()
+    expect()(page.get_by_role("button", name="Archive flag")).to_be_disabled()
+    page.locator("#kill-switch").click()
+    expect()(page.locator("#kill-switch")).to_have_attribute("aria-checked", "true")
+    assert ui_server.flag("perm-flag")["environments"][ENV]["on"] is True
+
+    page.goto(f"{ui_server.url}/ui/#/p/{PROJECT}/e/staging/flags/perm-flag")
+    expect()(page.locator("#kill-switch")).to_be_disabled()
+    expect()(page.locator("#read-only-note")).to_contain_text("cannot change staging")
+
+    # the role goes away while the page is open: the next toggle is refused, and says why
+    open_flag(page, ui_server, "perm-flag")
+    taken = ui_server.api.patch(
+        f"/api/v2/members/{member_id}",
+        json=[{"op": "replace", "path": "/customRoles", "value": []}],
+    )
+    assert taken.status_code == 200, taken.text
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#kill-switch").click()
+    expect()(page.locator("#notice")).to_contain_text(
+        f"do not allow updateOn on proj/{PROJECT}:env/{ENV}:flag/perm-flag"
+    )
+    assert ui_server.flag("perm-flag")["environments"][ENV]["on"] is True

@@ -77,6 +77,7 @@ def view(resource: str = P) -> Needs:
 
 ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("GET", f"{API}/projects"): SIGNED_IN,
+    ("GET", f"{API}/caller/permissions"): SIGNED_IN,
     ("POST", f"{API}/projects"): Needs("createProject", "proj/*"),
     ("GET", f"{API}/projects/{{projectKey}}"): view(),
     ("PATCH", f"{API}/projects/{{projectKey}}"): Needs("updateProjectName", P),

@@ -4,6 +4,7 @@ import { get, post, enc, ApiError } from './api.js';
 import { h, clear, field, select, ago } from './dom.js';
 import { showFieldError, clearFieldErrors } from './form_error.js';
 import { rowToggle } from './row_toggle.js';
+import { permissionsFor, flagResource } from './permissions.js';
 import { bulkToolbar } from './bulk_actions.js';
 import { rowKeys, slashFocuses } from './row_keys.js';
 
@@ -60,6 +61,11 @@ export async function render(ctx) {
     insightStatuses(app.project, app.env),
   ]);
   const archived = await get(`/api/v2/flags/${enc(app.project)}?env=${enc(app.env)}&limit=1000&archived=true`);
+  const anyFlagHere = flagResource(app.project, app.env, '*');
+  const newFlags = flagResource(app.project, '*', '*');
+  const allowed = await permissionsFor([anyFlagHere, newFlags]);
+  const canCreate = allowed.may(newFlags, 'createFlag');
+  const canToggle = allowed.may(anyFlagHere, 'updateOn');
   const flags = [...answer.items, ...archived.items];
   const tags = [...new Set(flags.flatMap((f) => f.tags || []))].sort();
   const maintainers = [...new Set(flags.map(maintainerOf).filter(Boolean))].sort();
@@ -99,7 +105,7 @@ export async function render(ctx) {
     return h('tr', {},
       h('td', {}, pick),
       h('td', {}, h('a', { href }, flag.name), h('div', { class: 'mono muted' }, flag.key)),
-      h('td', {}, rowToggle(ctx, flag, env, (updated) => {
+      h('td', {}, rowToggle(ctx, flag, env, canToggle, (updated) => {
         const merged = { ...flag, ...updated };
         flags[flags.indexOf(flag)] = merged;
         if (selected.has(flag.key)) selected.set(flag.key, merged);
@@ -141,7 +147,8 @@ export async function render(ctx) {
     table.hidden = !shown.length;
     empty.hidden = Boolean(shown.length);
     clear(empty, flags.length ? 'No flag matches these filters.'
-      : ['No flags in this project yet: ', h('a', { href: `${base()}/new-flag` }, 'create the first one'), '.']);
+      : canCreate ? ['No flags in this project yet: ', h('a', { href: `${base()}/new-flag` }, 'create the first one'), '.']
+        : 'No flags in this project yet.');
   }
   for (const control of [search, tagSelect, onSelect, statusSelect, maintainerSelect, stateSelect, typeSelect, sortSelect]) {
     control.addEventListener('input', draw);
@@ -149,7 +156,7 @@ export async function render(ctx) {
   clear(main,
     h('div', { class: 'titlebar' },
       h('h1', {}, 'Flags'),
-      h('a', { class: 'button primary', href: `${base()}/new-flag` }, 'Create flag')),
+      canCreate ? h('a', { class: 'button primary', href: `${base()}/new-flag` }, 'Create flag') : null),
     h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
       field('Search', search), field('Tag', tagSelect), field('On/off', onSelect), field('Status', statusSelect),
       field('Maintainer', maintainerSelect), field('State', stateSelect), field('Type', typeSelect), field('Sort by', sortSelect)),

@@ -15,6 +15,7 @@ import { currentEnvironment, sendWithComment } from './comment_dialog.js';
 import { scheduledChangesSection } from './scheduled_changes.js';
 import { triggersSection } from './flag_triggers.js';
 import { codeReferencesSection } from './code_references.js';
+import { permissionsFor, flagResource, TARGETING_ACTIONS, SETTINGS_ACTIONS } from './permissions.js';
 
 const TOTAL = 100000;
 
@@ -315,10 +316,17 @@ export async function render(ctx, rawKey) {
   const project = app.projects.find((p) => p.key === app.project);
   const envs = project && project.environments ? project.environments.items : [];
   const who = app.session;
-  const canWrite = who.role !== 'reader' && (!who.projectKey || who.projectKey === app.project)
-    && (!who.environmentKey || who.environmentKey === app.env);
-  const canWriteFlag = canWrite && !who.environmentKey;
-  const readOnlyNote = canWrite ? null : h('p', { class: 'notice' }, `Read-only: ${who.name} (${who.role}${who.environmentKey ? `, ${who.environmentKey} only` : ''}) cannot change ${app.env}.`);
+  // what the caller's roles allow here: in this environment, and flag-wide (every environment)
+  const here = flagResource(app.project, app.env, key);
+  const everywhere = flagResource(app.project, '*', key);
+  const allowed = await permissionsFor([here, everywhere]);
+  const canToggle = allowed.may(here, 'updateOn');
+  const canWrite = allowed.may(here, ...TARGETING_ACTIONS);
+  const canWriteFlag = allowed.may(everywhere, ...SETTINGS_ACTIONS);
+  const canArchive = allowed.may(everywhere, 'updateGlobalArchived');
+  const canDelete = allowed.may(everywhere, 'deleteFlag');
+  const canEditVariations = allowed.may(everywhere, 'updateFlagVariations');
+  const readOnlyNote = canWrite || canToggle ? null : h('p', { class: 'notice', id: 'read-only-note' }, `Read-only: ${who.name} (${who.role}${who.environmentKey ? `, ${who.environmentKey} only` : ''}) cannot change ${app.env}.`);
   const state = { flag, original: draftOf(flag, app.env), allFlags: list.items, segments: segmentAnswer.items, suggestions };
   state.draft = draftOf(flag, app.env);
 
@@ -368,7 +376,7 @@ export async function render(ctx, rawKey) {
     const config = state.flag.environments[app.env];
     const kill = h('button', {
       type: 'button', class: `switch ${config.on ? 'on' : 'off'}`, role: 'switch',
-      'aria-checked': config.on ? 'true' : 'false', id: 'kill-switch', disabled: !canWrite,
+      'aria-checked': config.on ? 'true' : 'false', id: 'kill-switch', disabled: !canToggle,
     }, h('span', { class: 'visually-hidden' }, `${state.flag.name} in ${app.env}: `), config.on ? 'On' : 'Off');
     kill.addEventListener('click', () => toggle(!config.on));
     clear(header,
@@ -514,8 +522,8 @@ export async function render(ctx, rawKey) {
         h('div', { class: 'check' }, browser, h('label', { for: browser.id }, 'Available to client-side (browser) SDKs'))),
       h('div', { class: 'actions' },
         h('button', { type: 'submit', class: 'primary', disabled: !canWriteFlag }, 'Save settings'),
-        button(f.archived ? 'Restore flag' : 'Archive flag', () => flagWide([{ kind: f.archived ? 'restoreFlag' : 'archiveFlag' }], f.archived ? 'Restored' : 'Archived'), { disabled: !canWriteFlag }),
-        button('Delete flag', removeFlag, { class: 'danger', disabled: !canWriteFlag })));
+        button(f.archived ? 'Restore flag' : 'Archive flag', () => flagWide([{ kind: f.archived ? 'restoreFlag' : 'archiveFlag' }], f.archived ? 'Restored' : 'Archived'), { disabled: !canArchive }),
+        button('Delete flag', removeFlag, { class: 'danger', disabled: !canDelete })));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const wanted = tags.value.split(',').map((t) => t.trim()).filter(Boolean);
@@ -590,7 +598,7 @@ export async function render(ctx, rawKey) {
       throw error;
     }
   }
-  const variations = variationEditor({ flag, canWrite: canWriteFlag, save: saveVariations, notify });
+  const variations = variationEditor({ flag, canWrite: canEditVariations, save: saveVariations, notify });
 
   const settingsHost = h('div');
   const chartHost = h('div');

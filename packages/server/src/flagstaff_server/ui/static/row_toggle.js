@@ -43,14 +43,14 @@ function askForChange(flag, on, env) {
 }
 
 // A switch for `flag` in `env` (an environment record); `onChanged(flag)` receives the patched flag.
-export function rowToggle(ctx, flag, env, onChanged) {
+export function rowToggle(ctx, flag, env, canToggle, onChanged) {
   const { app, notify } = ctx;
   const config = (flag.environments || {})[env.key] || {};
   const on = Boolean(config.on);
   const button = h('button', {
     type: 'button', class: `switch small ${on ? 'on' : 'off'}`, role: 'switch',
     'aria-checked': on ? 'true' : 'false', 'aria-label': `${flag.key} in ${env.key}`,
-    dataset: { flag: flag.key }, disabled: flag.archived,
+    dataset: { flag: flag.key }, disabled: flag.archived || !canToggle,
   }, on ? 'On' : 'Off');
   button.addEventListener('click', async () => {
     const want = !on;
