@@ -14,7 +14,12 @@ class Pause:
     async def __call__(self, seconds: float, *events: asyncio.Event) -> None:
         waiters = [asyncio.ensure_future(e.wait()) for e in (self._stopping, *events)]
         try:
-            await asyncio.wait(waiters, timeout=max(seconds, 0.0))
+            # FIRST_COMPLETED: asyncio.wait's default (ALL_COMPLETED) slept on until every event
+            # was set, so a pause was never cut short (a poller paused for an hour while its
+            # stream was healthy did not wake when the stream was lost)
+            await asyncio.wait(
+                waiters, timeout=max(seconds, 0.0), return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             for waiter in waiters:
                 waiter.cancel()
