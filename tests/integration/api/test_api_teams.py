@@ -187,3 +187,24 @@ async def test_a_flags_maintainer_team_must_exist(client: httpx.AsyncClient) -> 
     response = await client.patch("/api/v2/flags/shop/f", json=body, headers={**ADMIN, **SEMANTIC})
     assert response.status_code == 200, response.text
     assert response.json()["maintainerTeamKey"] == "ops"
+
+
+async def test_teams_are_listed_by_key_a_page_at_a_time(client: httpx.AsyncClient) -> None:
+    for key in ("ops", "apps", "data"):
+        made = await client.post("/api/v2/teams", json={"key": key, "name": key}, headers=ADMIN)
+        assert made.status_code == 201, made.text
+
+    async def keys(query: str) -> tuple[list[str], int]:
+        answer = await client.get(f"/api/v2/teams{query}", headers=ADMIN)
+        assert answer.status_code == 200, answer.text
+        return [t["key"] for t in answer.json()["items"]], answer.json()["totalCount"]
+
+    assert await keys("") == (["apps", "data", "ops"], 3)
+    assert await keys("?limit=2") == (["apps", "data"], 3)
+    assert await keys("?limit=2&offset=2") == (["ops"], 3)
+    assert problem(await client.get("/api/v2/teams?limit=0", headers=ADMIN), 400)["path"] == (
+        "/limit"
+    )
+    assert problem(await client.get("/api/v2/teams?offset=-1", headers=ADMIN), 400)["path"] == (
+        "/offset"
+    )

@@ -7,7 +7,7 @@ revokes their personal tokens in the same transaction."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 
 from flagstaff_server.domain.json_patch import parse_patch_body
@@ -24,6 +24,7 @@ from flagstaff_server.services.access import Actor, authorize, hash_secret, new_
 from flagstaff_server.services.accounts import normalized_email, subject_of
 from flagstaff_server.services.experiment_ports import ACCOUNT_WIDE, PROJECT_WIDE
 from flagstaff_server.services.member_access import base_role_of, is_active, teams_of
+from flagstaff_server.services.paging import Page
 from flagstaff_server.services.password import check_strength, hash_password, verify_password
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis, new_id
 from flagstaff_server.services.ports import AccountRecord, JsonObject, UnitOfWork
@@ -32,12 +33,6 @@ AUDIT_KIND = "member"
 COLLECTION = "/api/v2/members"
 INVITATION_LIFETIME = timedelta(days=7)
 ME = "me"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Page:
-    limit: int = 20
-    offset: int = 0
 
 
 def resource_of(member_id: str) -> str:
@@ -114,15 +109,12 @@ def list_members(
 ) -> JsonObject:
     authorize(actor, "reader")
     wanted = parse_member_filter(filter_text)
-    if not 1 <= page.limit <= 1000:
-        raise ValidationError("limit is 1 to 1000", path="/limit")
-    if page.offset < 0:
-        raise ValidationError("offset is 0 or more", path="/offset")
+    page.check()
     with plane.read() as uow:
         shown = [present(uow, record) for record in uow.accounts.list()]
     chosen = [member for member in shown if matches_filter(member, wanted)]
     return {
-        "items": chosen[page.offset : page.offset + page.limit],
+        "items": page.of(chosen),
         "totalCount": len(chosen),
         "_links": {"self": {"href": COLLECTION, "type": "application/json"}},
     }

@@ -18,6 +18,7 @@ from flagstaff_server.domain.team import (
 from flagstaff_server.errors import Forbidden, NotFound, ValidationError
 from flagstaff_server.services.access import Actor, authorize, authorize_accesses
 from flagstaff_server.services.experiment_ports import ACCOUNT_WIDE, PROJECT_WIDE, KeyedRecord
+from flagstaff_server.services.paging import Page
 from flagstaff_server.services.plane import ControlPlane, Transaction, epoch_millis, new_id
 from flagstaff_server.services.ports import JsonObject, UnitOfWork
 
@@ -123,13 +124,17 @@ def create_team(plane: ControlPlane, actor: Actor, body: object) -> JsonObject:
     return shown
 
 
-def list_teams(plane: ControlPlane, actor: Actor) -> JsonObject:
+def list_teams(plane: ControlPlane, actor: Actor, page: Page | None = None) -> JsonObject:
+    """Teams by key, a page of them (LaunchDarkly's `limit`, default 20, and `offset`)."""
     authorize(actor, "reader")
+    page = page or Page()
+    page.check()
     with plane.read() as uow:
-        items = [present(uow, r) for r in uow.teams.list(ACCOUNT_WIDE, PROJECT_WIDE)]
+        records = sorted(uow.teams.list(ACCOUNT_WIDE, PROJECT_WIDE), key=lambda r: r.key)
+        items = [present(uow, r) for r in page.of(records)]
     return {
         "items": items,
-        "totalCount": len(items),
+        "totalCount": len(records),
         "_links": {"self": {"href": COLLECTION, "type": "application/json"}},
     }
 

@@ -16,6 +16,7 @@ from flagstaff_server.http.api.access import Admin, Plane, Reader
 from flagstaff_server.http.api.payload import json_response, read_json
 from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import members
+from flagstaff_server.services.paging import Page
 
 router = PrefixedRouter(prefix="/members", tags=["Members"])
 
@@ -56,7 +57,7 @@ async def list_members(
     limit: Annotated[int, Query()] = 20,
     offset: Annotated[int, Query()] = 0,
 ) -> Response:
-    page = members.Page(limit=limit, offset=offset)
+    page = Page(limit=limit, offset=offset)
     return json_response(await run_in_threadpool(members.list_members, plane, actor, filter, page))
 
 

@@ -3,7 +3,9 @@ semantic patch. Handlers parse, call one use case in `services.teams`, and answe
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -11,6 +13,7 @@ from flagstaff_server.http.api.access import Admin, Plane, Reader
 from flagstaff_server.http.api.payload import json_response, read_json
 from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.services import teams
+from flagstaff_server.services.paging import Page
 
 router = PrefixedRouter(prefix="/teams", tags=["Teams"])
 
@@ -34,9 +37,15 @@ PATCH = {
 }
 
 
-@router.get("", summary="List teams")
-async def list_teams(plane: Plane, actor: Reader) -> Response:
-    return json_response(await run_in_threadpool(teams.list_teams, plane, actor))
+@router.get("", summary="List teams (by key; limit 1 to 1000, default 20, and offset)")
+async def list_teams(
+    plane: Plane,
+    actor: Reader,
+    limit: Annotated[int, Query()] = 20,
+    offset: Annotated[int, Query()] = 0,
+) -> Response:
+    page = Page(limit=limit, offset=offset)
+    return json_response(await run_in_threadpool(teams.list_teams, plane, actor, page))
 
 
 @router.post("", status_code=201, summary="Create a team", openapi_extra=BODY)
