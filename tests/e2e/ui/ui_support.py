@@ -53,6 +53,20 @@ class UiServer:
         wait_until(lambda: self.api.get(path).status_code == 200, timeout=20, what=path)
 
 
+SEMANTIC = "application/json; domain-model=launchdarkly.semanticpatch"
+
+
+def patch_flag(server: UiServer, key: str, env: str, *instructions: dict[str, Any]) -> Any:
+    """A semantic patch of the flag in `env` through the API; the answer is the flag."""
+    answer = server.api.patch(
+        f"/api/v2/flags/{PROJECT}/{key}",
+        json={"environmentKey": env, "instructions": list(instructions)},
+        headers={"Content-Type": SEMANTIC},
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
 def expect() -> Any:
     """Playwright's `expect`, imported late: without Playwright the browser fixture skips."""
     from playwright.sync_api import expect as playwright_expect

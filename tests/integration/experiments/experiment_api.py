@@ -12,6 +12,7 @@ import httpx
 import orjson
 from flagstaff_server.app import Flagstaff
 from flagstaff_server.ingest.record import Kind, Record
+from support import experiment_events
 
 ADMIN_TOKEN = "experiments-admin-token"
 PROJECT = "p"
@@ -109,28 +110,8 @@ def experiment_body(
 
 
 def exposure(user: str, variation: int, version: int, at: int) -> dict[str, Any]:
-    return {
-        "kind": "feature",
-        "creationDate": at,
-        "key": FLAG,
-        "version": version,
-        "variation": variation,
-        "value": variation == 0,
-        "context": {"kind": "user", "key": user},
-        "reason": {"kind": "FALLTHROUGH", "inExperiment": True},
-    }
-
-
-def track(user: str, event: str, at: int, value: float | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "custom",
-        "creationDate": at,
-        "key": event,
-        "context": {"kind": "user", "key": user},
-    }
-    if value is not None:
-        body["metricValue"] = value
-    return body
+    """An exposure to the flag `f`."""
+    return experiment_events.exposure(FLAG, user, variation, version, at)
 
 
 def problem(response: httpx.Response, status: int) -> dict[str, Any]:

@@ -15,8 +15,10 @@ from flagstaff_server.ingest.experiment_aggregation import (
     MetricQuery,
     VariationTotals,
     aggregate_metric,
+    count_exposures,
 )
 from flagstaff_server.ingest.record import Kind, Record
+from flagstaff_server.services.experiment_results import ExposureCount, IterationScope
 from support.services import postgres_database
 
 
@@ -73,6 +75,20 @@ EVENTS = [
 ]
 
 
+def commit(analytics: AnalyticsStore, events: list[dict[str, Any]]) -> None:
+    """The events as one SDK payload, processed into the store."""
+    record = Record(
+        seq=1,
+        received_ms=1,
+        kind=Kind.ANALYTICS,
+        project="p",
+        environment="e",
+        payload_id="one",
+        payload=orjson.dumps(events),
+    )
+    analytics.commit(None, [record], now_ms=1)
+
+
 def query(**settings: Any) -> MetricQuery:
     defaults: dict[str, Any] = {
         "project": "p",
@@ -109,15 +125,35 @@ def query(**settings: Any) -> MetricQuery:
 def test_per_unit_values_follow_first_exposures_within_the_iteration(
     analytics: AnalyticsStore, settings: dict[str, Any], expected: list[VariationTotals]
 ) -> None:
-    record = Record(
-        seq=1,
-        received_ms=1,
-        kind=Kind.ANALYTICS,
-        project="p",
-        environment="e",
-        payload_id="one",
-        payload=orjson.dumps(EVENTS),
-    )
-    analytics.commit(None, [record], now_ms=1)
+    commit(analytics, EVENTS)
     found = analytics.run(lambda connection: aggregate_metric(connection, query(**settings)))
     assert found == expected
+
+
+def test_units_are_counted_in_the_bucket_of_their_first_exposure(
+    analytics: AnalyticsStore,
+) -> None:
+    events = [
+        *EVENTS,
+        exposed("d", 260, 0),
+        exposed("d", 30, 0, version=4),  # earlier: d counts at 30
+        exposed("e", 199, 1),
+        exposed("z", 10, 0, version=5),  # after the iteration's versions
+    ]
+    commit(analytics, events)
+    scope = IterationScope(
+        project="p",
+        environment="e",
+        flag_key="f",
+        first_version=3,
+        last_version=4,
+        context_kind="user",
+    )
+    found = analytics.run(lambda connection: count_exposures(connection, scope, 100))
+    # a (90, variation 1) and d (30, variation 0) in [0, 100); b (0), c (1), e (1) in [100, 200)
+    assert found == [
+        ExposureCount(0, 0, 1),
+        ExposureCount(0, 1, 1),
+        ExposureCount(100, 0, 1),
+        ExposureCount(100, 1, 2),
+    ]

@@ -20,10 +20,10 @@ from experiment_api import (
     experiment_body,
     exposure,
     problem,
-    track,
 )
 from flagstaff_stats import ArmData, MetricKind, Summary, analyze_metric, results_representation
 from scipy import stats as scipy_stats
+from support.experiment_events import track
 
 
 def expected_results(
@@ -267,3 +267,42 @@ async def test_results_count_first_exposures_and_events_after_them(lab: Lab) -> 
         ),
         404,
     )
+
+
+async def test_units_over_time_count_each_unit_once_in_the_hour_of_its_first_exposure(
+    lab: Lab,
+) -> None:
+    await lab.metric(key="bought", kind="custom", eventKey="purchase")
+    created = await lab.experiment("growth", ["bought"])
+    started = (await lab.instruct("growth", {"kind": "startIteration"})).json()
+    version = started["currentIteration"]["flags"][FLAG]["flagConfigVersion"]
+    control, new = (t["_id"] for t in created["draftIteration"]["treatments"])
+    hour = 3_600_000
+    t = 494_445 * hour  # the start of an hour
+    lab.send(
+        [
+            exposure("a", 1, version, t + 5),
+            exposure("b", 0, version, t + hour - 1),
+            exposure("c", 0, version, t + 2 * hour + 7),
+            exposure("c", 1, version, t + 3 * hour),  # seen again, later: still new's
+            exposure("d", 1, version, t + 2 * hour),
+            exposure("old", 0, version - 1, t),  # before the iteration
+        ]
+    )
+    response = await lab.client.get(f"{EXPERIMENTS}/growth/exposures")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["iterationId"] == started["currentIteration"]["_id"]
+    assert body["bucketMillis"] == hour
+    series = {item["treatmentId"]: item["series"] for item in body["treatments"]}
+    assert series[control] == [
+        {"time": t, "units": 1},
+        {"time": t + 2 * hour, "units": 2},
+    ]
+    assert series[new] == [
+        {"time": t, "units": 1},
+        {"time": t + 2 * hour, "units": 2},
+    ]
+    assert problem(await lab.client.get(f"{EXPERIMENTS}/nope/exposures"), 404)
+    unknown = await lab.client.get(f"{EXPERIMENTS}/growth/exposures?iterationId=nope")
+    assert problem(unknown, 404)

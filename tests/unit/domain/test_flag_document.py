@@ -189,6 +189,9 @@ def test_json_patch_gives_added_rules_and_clauses_ids(
         "/environments/production/version",
         "/environments/production/salt",
         "/environments/production/_environmentName",
+        # the release's summary is written by its instructions only (docs/rollouts.md)
+        "/environments/production/_automatedRelease",
+        "/environments/production/_automatedRelease/status",
         "",
     ],
 )
@@ -225,6 +228,10 @@ def test_merge_patch_on_flag(flag: dict[str, Any], new_id: IdFactory) -> None:
         ({"key": "x"}, "/key"),
         ({"environments": {"nope": {"on": True}}}, "/environments/nope"),
         ({"environments": {"test": {"version": 9}}}, "/environments/test/version"),
+        (
+            {"environments": {"test": {"_automatedRelease": None}}},
+            "/environments/test/_automatedRelease",
+        ),
     ):
         with pytest.raises(ValidationError) as raised:
             apply_flag_merge_patch(flag, merge, new_id=new_id)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
+from flagstaff_server.services.experiment_results import ExposureCount, IterationScope
+
 MAX_MS = 253_402_300_799_999
 
 
@@ -115,3 +117,41 @@ def aggregate_metric(connection: Connection, query: MetricQuery) -> list[Variati
         VariationTotals(int(v), int(n), float(s), float(ss), float(raw))
         for v, n, s, ss, raw in rows
     ]
+
+
+# A unit's first exposure decides its treatment and its time, as in `STATEMENT` (earliest first,
+# the lower variation on a tie); units are counted in the bucket of that first exposure.
+EXPOSURE_STATEMENT = """
+SELECT (at / :bucket) * :bucket AS bucket, variation, COUNT(*)
+FROM (
+    SELECT FIRST_VALUE(first_ms) OVER unit AS at,
+           FIRST_VALUE(variation) OVER unit AS variation,
+           ROW_NUMBER() OVER unit AS nth
+    FROM experiment_exposures
+    WHERE project = :project AND environment = :environment AND flag_key = :flag
+      AND flag_version BETWEEN :first_version AND :last_version AND context_kind = :kind
+    WINDOW unit AS (PARTITION BY context_key ORDER BY first_ms, variation)
+) AS firsts
+WHERE nth = 1
+GROUP BY 1, 2 ORDER BY 1, 2
+"""
+
+
+def count_exposures(
+    connection: Connection, scope: IterationScope, bucket_ms: int
+) -> list[ExposureCount]:
+    """Per time bucket (`bucket_ms` wide, from the epoch) and variation, the units whose first
+    exposure fell in it."""
+    rows = connection.execute(
+        text(EXPOSURE_STATEMENT),
+        {
+            "project": scope.project,
+            "environment": scope.environment,
+            "flag": scope.flag_key,
+            "first_version": scope.first_version,
+            "last_version": scope.last_version,
+            "kind": scope.context_kind,
+            "bucket": bucket_ms,
+        },
+    )
+    return [ExposureCount(int(b), int(v), int(n)) for b, v, n in rows]

@@ -28,8 +28,8 @@ MAX_VERSION = 2**62
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MetricScope:
-    """What to aggregate: one metric over one iteration's exposures."""
+class IterationScope:
+    """Whose exposures count: one iteration's flag versions (inclusive) and unit kind."""
 
     project: str
     environment: str
@@ -37,6 +37,12 @@ class MetricScope:
     first_version: int
     last_version: int
     context_kind: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricScope(IterationScope):
+    """What to aggregate: one metric over one iteration's exposures."""
+
     metric: MetricDefinition
     end_ms: int | None
 
@@ -55,16 +61,39 @@ class Totals:
 Aggregator = Callable[[MetricScope], Sequence[Totals]]
 """Per-variation totals of a metric from the analytics store."""
 
+HOUR_MS = 3_600_000
 
-def scope_of(record: KeyedRecord, iteration: JsonObject, metric: KeyedRecord) -> MetricScope:
+
+@dataclass(frozen=True, slots=True)
+class ExposureCount:
+    """The units of one variation whose first exposure fell in the bucket starting then."""
+
+    bucket_ms: int
+    variation: int
+    units: int
+
+
+ExposureCounter = Callable[[IterationScope, int], Sequence[ExposureCount]]
+"""First exposures per time bucket (of the given width in ms) and variation, from the
+analytics store."""
+
+
+def iteration_scope(project: str, environment: str, iteration: JsonObject) -> IterationScope:
     [(flag_key, _)] = iteration["flags"].items()
-    return MetricScope(
-        project=record.project,
-        environment=record.environment,
+    return IterationScope(
+        project=project,
+        environment=environment,
         flag_key=flag_key,
         first_version=int(iteration["startVersion"]),
         last_version=int(iteration.get("endVersion", MAX_VERSION)),
         context_kind=str(iteration["randomizationUnit"]),
+    )
+
+
+def scope_of(record: KeyedRecord, iteration: JsonObject, metric: KeyedRecord) -> MetricScope:
+    exposures = iteration_scope(record.project, record.environment, iteration)
+    return MetricScope(
+        **{name: getattr(exposures, name) for name in IterationScope.__dataclass_fields__},
         metric=definition(metric.doc),
         end_ms=iteration.get("endedAt"),
     )
@@ -148,3 +177,43 @@ def metric_results(
     body["iterationId"] = iteration["_id"]
     body["metricKey"] = metric_key
     return body
+
+
+def units_over_time(
+    plane: ControlPlane,
+    count: ExposureCounter,
+    project: str,
+    environment: str,
+    key: str,
+    iteration_id: str | None,
+) -> JsonObject:
+    """Exposed units per treatment, cumulative per hour of first exposure (Flagstaff's: the
+    sample sizes behind the results as they grew). Each treatment's `series` holds the hours in
+    which it gained units, with its total up to the end of that hour."""
+    with plane.read() as uow:
+        record = existing(uow, project, environment, key)
+        iteration = iteration_of(record, iteration_id)
+        [(flag_key, _)] = iteration["flags"].items()
+        flag = uow.flags.get(project, flag_key)
+        if flag is None:
+            raise NotFound(f"flag {flag_key!r} no longer exists")
+    counts = count(iteration_scope(project, environment, iteration), HOUR_MS)
+    treatments = []
+    for treatment in iteration["treatments"]:
+        index = variation_index(flag.doc, treatment["_id"], "/treatments")
+        total = 0
+        series = []
+        for found in counts:
+            if found.variation == index:
+                total += found.units
+                series.append({"time": found.bucket_ms, "units": total})
+        treatments.append(
+            {"treatmentId": treatment["_id"], "treatmentName": treatment["name"], "series": series}
+        )
+    return {
+        "iterationId": iteration["_id"],
+        "bucketMillis": HOUR_MS,
+        "startedAt": iteration.get("startedAt"),
+        "endedAt": iteration.get("endedAt"),
+        "treatments": treatments,
+    }

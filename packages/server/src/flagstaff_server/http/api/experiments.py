@@ -1,7 +1,8 @@
 """Experiment endpoints in LaunchDarkly's REST v2 shapes:
 `/api/v2/projects/{projectKey}/environments/{environmentKey}/experiments[/{experimentKey}]`,
 its `iterations`, and `…/metrics/{metricKey}/results?iterationId=` (the results representation of
-spec ≤ v17.2, extended: docs/experiments.md). Handlers parse, call one use case, and answer; the
+spec ≤ v17.2, extended: docs/experiments.md); Flagstaff's `…/exposures?iterationId=` gives the
+units per treatment over time. Handlers parse, call one use case, and answer; the
 results' aggregation runs on the analytics store of this process."""
 
 from __future__ import annotations
@@ -17,9 +18,14 @@ from flagstaff_server.http.api.access import EnvironmentKey, Plane, ProjectKey, 
 from flagstaff_server.http.api.payload import json_response, read_json
 from flagstaff_server.http.api.prefixed_router import PrefixedRouter
 from flagstaff_server.ingest.insight_api import analytics_of
-from flagstaff_server.ingest.metric_totals import metric_totals
+from flagstaff_server.ingest.metric_totals import exposure_counts, metric_totals
 from flagstaff_server.services import experiment_results, experiments
-from flagstaff_server.services.experiment_results import MetricScope, Totals
+from flagstaff_server.services.experiment_results import (
+    ExposureCount,
+    IterationScope,
+    MetricScope,
+    Totals,
+)
 
 router = PrefixedRouter(
     prefix="/projects/{projectKey}/environments/{environmentKey}/experiments",
@@ -155,6 +161,34 @@ async def metric_results(
         environment,
         experimentKey,
         metricKey,
+        iteration_id,
+    )
+    return json_response(body)
+
+
+@router.get(
+    "/{experimentKey}/exposures",
+    summary="Exposed units per treatment over time (Flagstaff's; default: the current iteration)",
+)
+async def units_over_time(
+    project: ProjectKey,
+    environment: EnvironmentKey,
+    experimentKey: str,  # noqa: N803
+    request: Request,
+    plane: Plane,
+    actor: Reader,
+    iteration_id: Annotated[str | None, Query(alias="iterationId")] = None,
+) -> Response:
+    def count(scope: IterationScope, bucket_ms: int) -> Sequence[ExposureCount]:
+        return exposure_counts(analytics_of(request), scope, bucket_ms)
+
+    body = await run_in_threadpool(
+        experiment_results.units_over_time,
+        plane,
+        count,
+        project,
+        environment,
+        experimentKey,
         iteration_id,
     )
     return json_response(body)

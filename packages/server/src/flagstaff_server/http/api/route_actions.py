@@ -149,6 +149,7 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("PATCH", f"{EXPERIMENTS}/{{experimentKey}}"): Needs("updateExperiment", EXPERIMENT),
     ("POST", f"{EXPERIMENTS}/{{experimentKey}}/iterations"): Needs("updateExperiment", EXPERIMENT),
     ("GET", f"{EXPERIMENTS}/{{experimentKey}}/metrics/{{metricKey}}/results"): view(),
+    ("GET", f"{EXPERIMENTS}/{{experimentKey}}/exposures"): view(),
     ("GET", CODE_REFS): SIGNED_IN,
     ("POST", CODE_REFS): Needs("createCodeRefsRepository", "code-reference-repository/*"),
     ("GET", f"{CODE_REFS}/{{repo}}"): SIGNED_IN,

@@ -10,6 +10,8 @@ import * as pages from './pages.js';
 import * as contextsPage from './contexts_page.js';
 import * as settingsPage from './settings_page.js';
 import * as webhooksPage from './webhooks_page.js';
+import * as metricsPage from './metrics_page.js';
+import * as experimentPage from './experiment_page.js';
 
 const main = document.getElementById('main');
 const app = { session: null, projects: [], project: null, env: null };
@@ -54,6 +56,10 @@ const ROUTES = [
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/flags\/([^/]+)$/, (p, e, k) => flagPage.render(ctx(p, e), k)],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/segments$/, (p, e) => segmentPage.list(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/segments\/([^/]+)$/, (p, e, k) => segmentPage.render(ctx(p, e), k)],
+  [/^#\/p\/([^/]+)\/e\/([^/]+)\/metrics$/, (p, e) => metricsPage.list(ctx(p, e))],
+  [/^#\/p\/([^/]+)\/e\/([^/]+)\/metrics\/([^/]+)$/, (p, e, k) => metricsPage.render(ctx(p, e), k)],
+  [/^#\/p\/([^/]+)\/e\/([^/]+)\/experiments$/, (p, e) => experimentPage.list(ctx(p, e))],
+  [/^#\/p\/([^/]+)\/e\/([^/]+)\/experiments\/([^/?]+)(?:\?([^#]*))?$/, (p, e, k, q) => experimentPage.render(ctx(p, e), k, q)],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/audit$/, (p, e) => pages.audit(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/contexts(?:\?[^#]*)?$/, (p, e) => contextsPage.list(ctx(p, e))],
   [/^#\/p\/([^/]+)\/e\/([^/]+)\/contexts\/([^/]+)\/([^/?]+)$/, (p, e, k, key) => contextsPage.detail(ctx(p, e), k, key)],
@@ -104,6 +110,7 @@ function renderShell() {
     ['Flags', `${base()}/flags`],
     ['Segments', `${base()}/segments`],
     ['Contexts', `${base()}/contexts`],
+    ['Experiments', `${base()}/experiments`],
     ['Debugger', `${base()}/debugger`],
     ['SDK fleet', `${base()}/fleet`],
     ['Keys', `#/p/${enc(app.project)}/keys`],

@@ -2,17 +2,9 @@
 // insights API; "no data" when that API is absent or has nothing yet. A table carries the same
 // numbers for screen readers and keyboard users.
 import { get, enc } from './api.js';
-import { h, clear, select, field } from './dom.js';
+import { h, clear, select, field, svg } from './dom.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
-
-function svg(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
-}
 
 export function variationName(flag, name) {
   if (name === 'none') return 'default (error)';

@@ -20,6 +20,16 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+
+// An SVG element: attributes as given, children as nodes or text.
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+
 export function append(el, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;

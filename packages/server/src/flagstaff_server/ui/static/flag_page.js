@@ -16,6 +16,7 @@ import { scheduledChangesSection } from './scheduled_changes.js';
 import { triggersSection } from './flag_triggers.js';
 import { codeReferencesSection } from './code_references.js';
 import { permissionsFor, flagResource, TARGETING_ACTIONS, SETTINGS_ACTIONS } from './permissions.js';
+import { releasesSection } from './release_timeline.js';
 
 const TOTAL = 100000;
 
@@ -605,6 +606,19 @@ export async function render(ctx, rawKey) {
   const scheduled = scheduledChangesSection(ctx, key, { canWrite, currentFlag: () => state.flag, commentRequired });
   const triggers = triggersSection(ctx, key, { canWrite, commentRequired });
   const codeReferences = codeReferencesSection(ctx, key);
+  // a rollout's start, pause, resume or stop edits the targeting: the editor reloads after it
+  async function sendRelease(instructions, form) {
+    if (form) clearFieldErrors(form);
+    try {
+      state.flag = await patchSemantic(flagUrl, { environmentKey: app.env, instructions }, state.flag._version);
+      redrawAll(true);
+      await releases.refresh();
+      notify(`Sent ${instructions.map((i) => i.kind).join(', ')}; ${state.flag.key} is now at version ${state.flag._version}.`, 'success');
+    } catch (error) {
+      if (!form || !(error instanceof ApiError) || !showFieldError(form, error.path, error.message)) notify(error.message, 'error');
+    }
+  }
+  const releases = releasesSection(ctx, key, { canWrite, currentFlag: () => state.flag, send: sendRelease });
   clear(main,
     readOnlyNote,
     header,
@@ -614,6 +628,7 @@ export async function render(ctx, rawKey) {
     section(`Approval requests in ${app.env}`, approvals.element),
     section(`Scheduled changes in ${app.env}`, scheduled.element),
     section(`Triggers in ${app.env}`, triggers.element),
+    section(`Progressive and guarded rollouts in ${app.env}`, releases.element),
     section('Compare environments', compareHost),
     section('Compare two environments and copy', copier.element),
     section('Segments and dependent flags', usageHost),
@@ -624,7 +639,7 @@ export async function render(ctx, rawKey) {
     section('History', historyHost),
     h('p', { class: 'muted' }, 'Created ', time(flag.creationDate)));
   redrawAll(false);
-  for (const part of [approvals, scheduled, triggers, codeReferences]) part.refresh().catch((error) => notify(error.message, 'error'));
+  for (const part of [approvals, scheduled, triggers, releases, codeReferences]) part.refresh().catch((error) => notify(error.message, 'error'));
   clear(settingsHost, settings());
   evaluationChart(chartHost, app.project, app.env, flag);
   history(historyHost, app.project, key).catch((error) => clear(historyHost, h('p', { role: 'alert' }, error.message)));
