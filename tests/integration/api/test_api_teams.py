@@ -208,3 +208,40 @@ async def test_teams_are_listed_by_key_a_page_at_a_time(client: httpx.AsyncClien
     assert problem(await client.get("/api/v2/teams?offset=-1", headers=ADMIN), 400)["path"] == (
         "/offset"
     )
+
+
+async def test_a_teams_maintainer_manages_its_members_but_not_its_roles(
+    client: httpx.AsyncClient,
+) -> None:
+    """A `no_access` member named maintainer (`maintainTeam`) adds members and renames the team;
+    giving the team a role still needs a role that allows it."""
+    member = await setup(client)
+    csrf = (await client.get("/api/v2/session")).json()["csrfToken"]
+    other = await invite(client, "bob@example.com", role="reader")
+    grants = [{"actionSet": "maintainTeam", "memberIDs": [member]}]
+    made = await client.post(
+        "/api/v2/teams", json={"key": "ops", "name": "O", "permissionGrants": grants}, headers=ADMIN
+    )
+    assert made.status_code == 201, made.text
+    mine = {"X-CSRF-Token": csrf}
+    added = await patch_team(
+        client,
+        "ops",
+        {"kind": "addMembers", "values": [other["_id"]]},
+        {"kind": "updateName", "value": "Ops"},
+        headers=mine,
+    )
+    assert added.status_code == 200, added.text
+    assert (added.json()["memberIDs"], added.json()["name"]) == ([other["_id"]], "Ops")
+    refused = problem(
+        await patch_team(
+            client, "ops", {"kind": "addCustomRoles", "values": ["looker"]}, headers=mine
+        ),
+        403,
+    )
+    assert (refused["action"], refused["resource"]) == ("updateTeamCustomRoles", "team/ops")
+    made = await client.post("/api/v2/teams", json={"key": "apps", "name": "A"}, headers=ADMIN)
+    problem(
+        await patch_team(client, "apps", {"kind": "updateName", "value": "Apps"}, headers=mine),
+        403,
+    )
