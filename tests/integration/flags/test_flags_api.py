@@ -86,6 +86,10 @@ async def test_list_filters_by_tag_archived_and_pages(api: httpx.AsyncClient) ->
     assert [item["key"] for item in even["items"]] == ["f0", "f2"]
     only_archived = (await api.get(FLAGS, params={"archived": "true"})).json()
     assert [item["key"] for item in only_archived["items"]] == ["f4"]
+    short = (await api.get(FLAGS, params={"summary": "true"})).json()["items"][0]
+    assert "rules" not in short["environments"]["test"]
+    assert "_summary" in short["environments"]["test"]
+    assert "rules" in everything["items"][0]["environments"]["test"]
 
     page = (await api.get(FLAGS, params={"limit": 2, "offset": 1})).json()
     assert [item["key"] for item in page["items"]] == ["f1", "f2"]

@@ -256,6 +256,28 @@ def test_present_flag_adds_links_site_and_summary(flag: dict[str, Any]) -> None:
     assert "_links" not in flag
 
 
+def test_present_flag_summary_leaves_out_rules_targets_and_prerequisites(
+    flag: dict[str, Any],
+) -> None:
+    full = present_flag(flag, project_key="default", environment_keys=["production"])
+    short = present_flag(flag, project_key="default", environment_keys=["production"], summary=True)
+    production = short["environments"]["production"]
+    for name in ("prerequisites", "targets", "contextTargets", "rules"):
+        assert name not in production
+    # the rest of the configuration, and the counts of what was left out, are unchanged
+    kept = {k: v for k, v in full["environments"]["production"].items() if k in production}
+    assert production == kept
+    assert production["_summary"] == full["environments"]["production"]["_summary"]
+    assert {k: v for k, v in short.items() if k != "environments"} == {
+        k: v for k, v in full.items() if k != "environments"
+    }
+    # nothing returned aliases the stored document
+    production["fallthrough"]["variation"] = 99
+    short["variations"][0]["value"] = "changed"
+    assert flag["environments"]["production"]["fallthrough"] != {"variation": 99}
+    assert flag["variations"][0]["value"] != "changed"
+
+
 def test_present_flag_is_readable_by_the_official_api_client(flag: dict[str, Any]) -> None:
     from launchdarkly_api.models import FeatureFlag
 

@@ -121,15 +121,26 @@ def fill_clause_ids(clauses: Any, new_id: IdFactory) -> None:
                 clause.setdefault("negate", False)
 
 
+SUMMARY_OMITS = ("prerequisites", "targets", "contextTargets", "rules")
+"""What LaunchDarkly's `summary` listing leaves out of each environment (`_summary` counts them)."""
+
+
 def present_flag(
-    document: Document, *, project_key: str, environment_keys: Iterable[str] | None = None
+    document: Document,
+    *,
+    project_key: str,
+    environment_keys: Iterable[str] | None = None,
+    summary: bool = False,
 ) -> Document:
     """The flag as the REST API answers it: links, per-environment `_site` and `_summary`.
 
-    `environment_keys` limits the environments shown (LaunchDarkly's `env` query parameter).
+    `environment_keys` limits the environments shown (LaunchDarkly's `env` query parameter);
+    `summary` leaves out each environment's prerequisites, targets and rules (its `summary`).
+    Only what is returned is copied: a listing of 1,000 flags for one environment copied every
+    environment's rules before (bench/ui.py).
     """
-    result: Document = clone(document)
-    key = result["key"]
+    key = document["key"]
+    result: Document = {k: clone(v) for k, v in document.items() if k != "environments"}
     result["_links"] = {
         "self": {"href": f"/api/v2/flags/{project_key}/{key}", "type": "application/json"},
         "parent": {"href": f"/api/v2/flags/{project_key}", "type": "application/json"},
@@ -138,15 +149,23 @@ def present_flag(
     result.setdefault("experiments", {"baselineIdx": 0, "items": []})
     result.setdefault("archived", False)
     result.setdefault("deprecated", False)
-    environments = result.get("environments", {})
-    if environment_keys is not None:
-        wanted = set(environment_keys)
-        environments = {k: v for k, v in environments.items() if k in wanted}
-        result["environments"] = environments
-    for env_key, config in environments.items():
+    stored: dict[str, Any] = document.get("environments", {})
+    wanted = None if environment_keys is None else set(environment_keys)
+    variation_count = len(result.get("variations", []))
+    environments: dict[str, Any] = {}
+    for env_key, source in stored.items():
+        if wanted is not None and env_key not in wanted:
+            continue
+        if summary:
+            config = {k: clone(v) for k, v in source.items() if k not in SUMMARY_OMITS}
+        else:
+            config = clone(source)
         config["_site"] = {"href": f"/{project_key}/{env_key}/features/{key}", "type": "text/html"}
-        config["_summary"] = summarize_environment(config, len(result.get("variations", [])))
+        config["_summary"] = summarize_environment(source, variation_count)
         config.setdefault("_environmentName", env_key)
+        environments[env_key] = config
+    if "environments" in document or wanted is not None:
+        result["environments"] = environments
     return result
 
 

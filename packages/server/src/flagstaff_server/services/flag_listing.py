@@ -37,6 +37,8 @@ class FlagQuery:
     state: str | None = None
     """"live", "deprecated" or "archived"; replaces the `archived` rule when given."""
     temporary: bool | None = None
+    summary: bool = False
+    """LaunchDarkly's `summary`: each environment without prerequisites, targets and rules."""
 
 
 def parse_filter(text: str, query: FlagQuery) -> FlagQuery:
@@ -113,7 +115,12 @@ def list_flags(plane: ControlPlane, project: str, query: FlagQuery) -> JsonObjec
     base = f"/api/v2/flags/{project}"
     return {
         "items": [
-            present_flag(record.doc, project_key=project, environment_keys=query.environments)
+            present_flag(
+                record.doc,
+                project_key=project,
+                environment_keys=query.environments,
+                summary=query.summary,
+            )
             for record in page
         ],
         "totalCount": len(matching),

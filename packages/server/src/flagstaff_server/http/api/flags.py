@@ -81,6 +81,7 @@ async def list_flags(
         archived=archived,
         limit=limit,
         offset=offset,
+        summary=bool(summary),
     )
     if filters:
         query = flag_listing.parse_filter(filters, query)
