@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from flagstaff_server.domain import bump_segment_version, bump_versions
+from flagstaff_server.domain.flag import present_flag
 
 LATER = 1_700_000_999_000
 
@@ -86,3 +87,18 @@ def test_segment_version_bump() -> None:
     bump = bump_segment_version(segment, after, LATER)
     assert bump.changed is True
     assert (bump.document["version"], bump.document["lastModifiedDate"]) == (5, LATER)
+
+
+def test_neither_the_bump_nor_the_presentation_changes_the_documents_they_read(
+    flag: dict[str, Any],
+) -> None:
+    after = copy.deepcopy(flag)
+    after["environments"]["test"]["on"] = True
+    after_as_edited, flag_as_stored = copy.deepcopy(after), copy.deepcopy(flag)
+    bumped = bump_versions(flag, after, LATER).document
+    shown = present_flag(bumped, project_key="p")
+    assert after == after_as_edited
+    assert flag == flag_as_stored
+    assert "_links" not in bumped
+    assert all("_summary" not in config for config in bumped["environments"].values())
+    assert all("_summary" in config for config in shown["environments"].values())

@@ -44,6 +44,18 @@ def clone(document: Any) -> Any:
     return document
 
 
+def copy_configurations(flag: Any) -> Any:
+    """A copy of a flag document for changes to its top level and to its environments'
+    configurations only: those dicts are copied, deeper values (rules, targets, variations) are
+    shared with `flag`. Much cheaper than `clone` where that is all that is changed."""
+    result = dict(flag)
+    if "environments" in result:
+        result["environments"] = {
+            env_key: dict(config) for env_key, config in result["environments"].items()
+        }
+    return result
+
+
 def pointer(*parts: str | int) -> str:
     """The JSON pointer (RFC 6901) for a sequence of object keys and array indices."""
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)

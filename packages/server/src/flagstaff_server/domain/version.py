@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flagstaff_server.domain.document import Document, clone, json_equal
+from flagstaff_server.domain.document import Document, clone, copy_configurations, json_equal
 
 ENVIRONMENT_BOOKKEEPING = frozenset({"version", "lastModified", "_site", "_summary"})
 SDK_VISIBLE_FLAG_FIELDS = ("variations", "clientSideAvailability", "includeInSnippet", "key")
@@ -24,8 +24,9 @@ class VersionBump:
 
 
 def bump_versions(before: Document, after: Document, now_ms: int) -> VersionBump:
-    """Advance versions of an edited flag; an edit that changed nothing keeps every version."""
-    document: Document = clone(after)
+    """Advance versions of an edited flag; an edit that changed nothing keeps every version.
+    `after` is left as it was; the answer shares its values below the configurations."""
+    document: Document = copy_configurations(after)
     if json_equal(_without_bookkeeping(before), _without_bookkeeping(after)):
         return VersionBump(document=document, changed=False, changed_environments=())
     document["_version"] = int(before.get("_version", 0)) + 1
