@@ -90,3 +90,9 @@ export function ago(ms) {
   if (s < 172800) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86400)} days ago`;
 }
+
+// A card section titled by its h2 (the id comes from the title, so tests and links can name it).
+export function section(title, ...children) {
+  const id = `sec-${title.toLowerCase().replace(/\W+/g, '-')}`;
+  return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), children);
+}

@@ -4,6 +4,7 @@
 import { get, post, enc, ApiError } from './api.js';
 import { h, clear, field, select } from './dom.js';
 import { auditEntry, diffBlock } from './audit_entry.js';
+import { variationLabel } from './targeting_draft.js';
 
 export function usage(flag, env, allFlags, segments, base) {
   const config = flag.environments[env] || {};
@@ -107,4 +108,32 @@ export function compareAndCopy({ notify }, flag, envs, current, { canWrite, copy
   });
   draw();
   return { element: form, redraw(next) { flag = next; draw(); } };
+}
+
+// Every environment's targeting of the flag in one table, the current one marked.
+export function environmentComparison(flag, envs, current) {
+  const rows = envs.filter((e) => flag.environments[e.key]).map((e) => {
+    const c = flag.environments[e.key];
+    const served = (holder) => {
+      if (holder && holder.rollout) {
+        const parts = holder.rollout.variations.filter((v) => v.weight).map((v) => `${v.weight / 1000}% ${JSON.stringify(flag.variations[v.variation].value)}`);
+        return `rollout ${parts.join(' / ')} by ${holder.rollout.bucketBy || 'key'}`;
+      }
+      return holder && typeof holder.variation === 'number' ? variationLabel(flag.variations[holder.variation], holder.variation) : '—';
+    };
+    const targeted = (c.targets || []).reduce((n, t) => n + t.values.length, 0) + (c.contextTargets || []).filter((t) => t.contextKind !== 'user').reduce((n, t) => n + t.values.length, 0);
+    return h('tr', { class: e.key === current ? 'current' : null },
+      h('th', { scope: 'row' }, e.name),
+      h('td', {}, h('span', { class: `pill ${c.on ? 'on' : 'off'}` }, c.on ? 'On' : 'Off')),
+      h('td', {}, String((c.prerequisites || []).length)),
+      h('td', {}, String(targeted)),
+      h('td', {}, String((c.rules || []).length)),
+      h('td', {}, served(c.fallthrough)),
+      h('td', {}, typeof c.offVariation === 'number' ? variationLabel(flag.variations[c.offVariation], c.offVariation) : '—'),
+      h('td', {}, String(c.version)));
+  });
+  return h('table', { class: 'list' },
+    h('caption', { class: 'visually-hidden' }, 'Targeting in every environment'),
+    h('thead', {}, h('tr', {}, ['Environment', 'State', 'Prerequisites', 'Targeted keys', 'Rules', 'Default rule', 'Off variation', 'Version'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, rows));
 }
