@@ -1,6 +1,7 @@
 """The contexts explorer (issue 20): contexts an SDK reported, searched by kind, key and attribute
 from the keyboard alone, and one context's page with every flag's value and reason for it (the
-evaluation API) and its recent evaluations (the feature events that named it)."""
+evaluation API) and its recent evaluations (the feature events that named it); Settings: the
+project and its environments, your own name and password."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from typing import Any
 
 import pytest
+from accessibility import blocking_violations
 from ui_support import ENV, PROJECT, UiServer, expect, sign_in
 
 
@@ -172,7 +174,7 @@ def test_settings_edit_the_project_and_an_environment_from_the_keyboard(
         ).to_be_visible()
 
 
-def test_settings_change_your_own_password(seen: UiServer, context: Any) -> None:
+def test_settings_change_your_own_name_and_password(seen: UiServer, context: Any) -> None:
     email, old, new = "changer@example.com", "the old password 1", "the new password 22"
     made = seen.api.post(
         "/api/v2/accounts", json={"email": email, "password": old, "role": "writer"}
@@ -181,8 +183,29 @@ def test_settings_change_your_own_password(seen: UiServer, context: Any) -> None
     page = context.new_page()
     sign_in(page, seen, email=email, password=old)
     page.goto(f"{seen.url}/ui/#/p/{PROJECT}/settings")
-    form = page.get_by_role("form", name="Change your password")
     expect()(page.get_by_role("main")).to_contain_text(f"Signed in as {email}")
+    assert blocking_violations(page) == []
+
+    # the name from the keyboard alone: first name, Tab, last name, Tab to the button, Enter
+    names = page.get_by_role("form", name="Change your name")
+    names.get_by_label("First name").focus()
+    page.keyboard.type("Grace")
+    page.keyboard.press("Tab")
+    page.keyboard.type("x" * 201)
+    page.keyboard.press("Tab")
+    expect()(names.get_by_role("button", name="Save name")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect()(names.get_by_label("Last name")).to_have_attribute("aria-invalid", "true")
+    expect()(names).to_contain_text("at most 200 characters")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("Hopper")
+    page.keyboard.press("Enter")
+    expect()(page.locator("#notice")).to_contain_text("Saved. You are Grace Hopper.")
+    expect()(page.get_by_role("main")).to_contain_text(f"Signed in as {email} (Grace Hopper)")
+    member = seen.api.get(f"/api/v2/members/{made.json()['_id']}").json()
+    assert (member["firstName"], member["lastName"]) == ("Grace", "Hopper")
+
+    form = page.get_by_role("form", name="Change your password")
     form.get_by_label("Current password").fill("not it at all")
     form.get_by_label("New password", exact=True).fill(new)
     form.get_by_label("New password again").fill(new + "x")

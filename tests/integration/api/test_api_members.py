@@ -2,8 +2,8 @@
 secret, filters, JSON Patch of `/role`, `/customRoles` and `/deactivated`; a signed-in member is
 decided by their roles as they are at each request (a change applies to the open session, custom
 roles replace the base role); deactivation ends the member's sessions and revokes their tokens;
-a member changes their own password and lists their own tokens. Bad input is a 400 naming the
-field; every change is an audit entry naming who made it."""
+a member changes their own name and password and lists their own tokens. Bad input is a 400
+naming the field; every change is an audit entry naming who made it."""
 
 from __future__ import annotations
 
@@ -208,3 +208,32 @@ async def test_a_member_changes_their_own_password(client: httpx.AsyncClient) ->
     problem(await client.post("/api/v2/session", json=old), 401)
     new = {"email": "ada@example.com", "password": "another long password"}
     assert (await client.post("/api/v2/session", json=new)).status_code == 201
+
+
+async def test_a_reader_changes_their_own_name_and_nobody_elses(client: httpx.AsyncClient) -> None:
+    member, csrf = await join(client, "ada@example.com", role="reader", firstName="Ada")
+    write = {"X-CSRF-Token": csrf}
+    ops = [
+        {"op": "replace", "path": "/firstName", "value": " Augusta Ada "},
+        {"op": "replace", "path": "/lastName", "value": "King"},
+    ]
+    response = await client.patch("/api/v2/members/me/profile", json=ops, headers=write)
+    assert response.status_code == 200, response.text
+    assert (response.json()["firstName"], response.json()["lastName"]) == ("Augusta Ada", "King")
+    me = (await client.get("/api/v2/members/me")).json()
+    assert (me["_id"], me["firstName"], me["lastName"]) == (member, "Augusta Ada", "King")
+    assert ("updateMember", f"member/{member}") in [
+        entry[:2] for entry in await audited(client, "member")
+    ]
+
+    role = [{"op": "replace", "path": "/role", "value": "admin"}]
+    response = await client.patch("/api/v2/members/me/profile", json=role, headers=write)
+    assert problem(response, 400)["path"] == "/0/path"
+    long_name = [{"op": "replace", "path": "/lastName", "value": "x" * 201}]
+    response = await client.patch("/api/v2/members/me/profile", json=long_name, headers=write)
+    assert problem(response, 400)["path"] == "/0/value"
+    removal = [{"op": "remove", "path": "/firstName"}]
+    response = await client.patch("/api/v2/members/me/profile", json=removal, headers=write)
+    assert problem(response, 400)["path"] == "/0/op"
+    problem(await client.patch(f"/api/v2/members/{member}", json=ops, headers=write), 403)
+    problem(await client.patch("/api/v2/members/me/profile", json=ops, headers=ADMIN), 404)

@@ -1,6 +1,7 @@
 """Members in LaunchDarkly's shapes (REST v2 `/api/v2/members`), pure: base roles, the checked
 `NewMemberForm`, the JSON Patch a member accepts (`/role`, `/customRoles`, and Flagstaff's
-`/deactivated`), and the member filter (`role:reader|writer,query:ada,team:ops`).
+`/deactivated`), the patch of one's own profile (`/firstName`, `/lastName`), and the member
+filter (`role:reader|writer,query:ada,team:ops`).
 
 A member is a local account (`services.identity_ports.AccountRecord`): its base role is
 `doc["baseRole"]` (any of LaunchDarkly's five), while the account's `role` column keeps the
@@ -37,6 +38,8 @@ NEW_MEMBER_FIELDS = frozenset(
     {"email", "password", "firstName", "lastName", "role", "customRoles", "teamKeys"}
 )
 MAX_INVITES = 50
+PROFILE_FIELDS = frozenset({"firstName", "lastName"})
+NAME_MAX = 200
 FILTER_FIELDS = frozenset({"role", "query", "email", "id", "team", "noteam"})
 
 
@@ -146,6 +149,31 @@ def check_member_patch(
     return MemberPatch(
         role=role, custom_roles=tuple(roles) if touched else None, deactivated=deactivated
     )
+
+
+def check_profile_patch(operations: list[dict[str, Any]]) -> dict[str, str]:
+    """The names a member's patch of their own profile sets: `add` or `replace` of `/firstName`
+    and `/lastName` only, each a string of at most `NAME_MAX` characters, kept trimmed."""
+    names: dict[str, str] = {}
+    for index, operation in enumerate(operations):
+        at = f"/{index}"
+        path = operation.get("path")
+        if not isinstance(path, str):
+            raise ValidationError("a patch operation needs a path", path=f"{at}/path")
+        tokens = parse_pointer(path, at=f"{at}/path")
+        if len(tokens) != 1 or tokens[0] not in PROFILE_FIELDS:
+            raise ValidationError(
+                "your profile's patch may replace /firstName or /lastName", path=f"{at}/path"
+            )
+        if operation.get("op") not in ("add", "replace"):
+            raise ValidationError(f"{tokens[0]} is replaced (op replace)", path=f"{at}/op")
+        value = operation.get("value")
+        if not isinstance(value, str) or len(value.strip()) > NAME_MAX:
+            raise ValidationError(
+                f"{tokens[0]} is text of at most {NAME_MAX} characters", path=f"{at}/value"
+            )
+        names[tokens[0]] = value.strip()
+    return names
 
 
 def patched_roles(roles: list[str], op: Any, rest: list[str], value: Any, at: str) -> list[str]:

@@ -1,8 +1,8 @@
 """Member use cases (LaunchDarkly's `/api/v2/members`): list with filters, read, invite (each
 invitee gets a one-time invitation secret, answered once), change base role, custom roles or
-deactivation by JSON Patch, delete; a member changes their own password and lists their own
-tokens. A member is a local account (`services.accounts`); every change is an audit entry of
-kind `member` naming who made it. Deactivating or deleting a member ends their sessions and
+deactivation by JSON Patch, delete; a member changes their own name and password and lists
+their own tokens. A member is a local account (`services.accounts`); every change is an audit
+entry of kind `member` naming who made it. Deactivating or deleting a member ends their sessions and
 revokes their personal tokens in the same transaction."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from flagstaff_server.domain.member import (
     FIXED_ROLE,
     check_member_patch,
     check_new_members,
+    check_profile_patch,
     matches_filter,
     parse_member_filter,
 )
@@ -239,21 +240,44 @@ def patch_member(plane: ControlPlane, actor: Actor, member_id: str, body: object
         if change.deactivated is not None:
             doc["deactivated"] = change.deactivated
         updated = replace(record, role=role, doc=doc)
-        if updated == record:
-            return present(tx.uow, record)
-        before = present(tx.uow, record)
-        tx.uow.accounts.replace(updated)
-        if change.deactivated:
+        if change.deactivated and updated != record:
             end_access(tx, record.id)
-        audit(
-            tx,
-            "updateMember",
-            record.id,
-            before=before,
-            after=present(tx.uow, updated),
-            comment=request.comment,
-        )
-        return present(tx.uow, updated)
+        return store_change(tx, record, updated, request.comment)
+
+
+def store_change(
+    tx: Transaction, record: AccountRecord, updated: AccountRecord, comment: str | None
+) -> JsonObject:
+    """Write a changed member with its audit entry (before and after); an unchanged one is
+    answered as it is, with no entry."""
+    if updated == record:
+        return present(tx.uow, record)
+    before = present(tx.uow, record)
+    tx.uow.accounts.replace(updated)
+    audit(
+        tx,
+        "updateMember",
+        record.id,
+        before=before,
+        after=present(tx.uow, updated),
+        comment=comment,
+    )
+    return present(tx.uow, updated)
+
+
+def update_own_profile(plane: ControlPlane, actor: Actor, body: object) -> JsonObject:
+    """The calling member's own first and last name, by JSON Patch (`/firstName`, `/lastName`):
+    any member may change their own, whatever their role."""
+    if actor.member_id is None:
+        raise NotFound("the caller is not a member (an access token not made by a member)")
+    request = parse_patch_body(body)
+    if request.kind != "json":
+        raise ValidationError("a profile is edited with a JSON Patch", path="/")
+    names = check_profile_patch(request.operations)
+    with plane.write(actor) as tx:
+        record = existing(tx.uow, actor.member_id)
+        updated = replace(record, doc={**record.doc, **names})
+        return store_change(tx, record, updated, request.comment)
 
 
 def end_access(tx: Transaction, member_id: str) -> None:

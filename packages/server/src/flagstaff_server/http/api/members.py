@@ -1,5 +1,6 @@
 """Member endpoints in LaunchDarkly's REST v2 shapes: `/api/v2/members[/{id}]`, plus the member's
-own `/api/v2/members/me/password` and `/api/v2/members/me/tokens`, and the public
+own `/api/v2/members/me/profile`, `/api/v2/members/me/password` and `/api/v2/members/me/tokens`,
+and the public
 `/api/v2/members/invitations` that turns an invitation into a password. Handlers parse, call one
 use case in `services.members`, and answer."""
 
@@ -34,6 +35,14 @@ PATCH = {
         "required": True,
         "description": "A JSON Patch of `/role`, `/customRoles` (or `/customRoles/<i>`) and "
         "Flagstaff's `/deactivated`, as a bare array or {patch, comment}",
+        "content": {"application/json": {"schema": {"type": "array"}}},
+    }
+}
+PROFILE = {
+    "requestBody": {
+        "required": True,
+        "description": "A JSON Patch of `/firstName` and `/lastName`, as a bare array or "
+        "{patch, comment}",
         "content": {"application/json": {"schema": {"type": "array"}}},
     }
 }
@@ -76,6 +85,12 @@ async def accept_invitation(plane: Plane, body: InvitationAccept) -> Response:
         members.accept_invitation, plane, body.invitation, body.password
     )
     return json_response(joined)
+
+
+@router.patch("/me/profile", summary="Change your own first and last name", openapi_extra=PROFILE)
+async def patch_own_profile(request: Request, plane: Plane, actor: Reader) -> Response:
+    body = await read_json(request)
+    return json_response(await run_in_threadpool(members.update_own_profile, plane, actor, body))
 
 
 @router.post("/me/password", status_code=204, summary="Change your own password")

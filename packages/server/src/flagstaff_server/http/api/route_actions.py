@@ -218,6 +218,7 @@ ROUTE_ACTIONS: Mapping[tuple[str, str], RouteAction] = {
     ("GET", f"{API}/members"): SIGNED_IN,
     ("POST", f"{API}/members"): Needs("createMember", "member/*"),
     ("POST", f"{API}/members/invitations"): PUBLIC,
+    ("PATCH", f"{API}/members/me/profile"): SIGNED_IN,
     ("POST", f"{API}/members/me/password"): SIGNED_IN,
     ("GET", f"{API}/members/me/tokens"): SIGNED_IN,
     ("GET", f"{API}/members/{{id}}"): SIGNED_IN,

@@ -1,4 +1,4 @@
-// Settings: your profile and password; the project's name and each environment's name, colour,
+// Settings: your name and password; the project's name and each environment's name, colour,
 // required comments, confirmation and critical mark (one JSON Patch of the fields changed); and
 // the pages that hold the rest (keys, projects, tokens, accounts, webhooks).
 import { get, post, call, enc, ApiError } from './api.js';
@@ -23,6 +23,38 @@ const patch = (path, operations) => call('PATCH', path, { body: operations });
 function section(title, ...children) {
   const id = uid('settings');
   return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...children);
+}
+
+const fullName = (member) => [member.firstName, member.lastName].filter(Boolean).join(' ');
+
+// Your first and last name: one JSON Patch of the names changed (`/api/v2/members/me/profile`);
+// a problem path `/<i>/value` names the field of the i-th operation.
+function nameForm({ notify }, member, onSaved) {
+  const first = h('input', { value: member.firstName || '', autocomplete: 'given-name' });
+  const last = h('input', { value: member.lastName || '', autocomplete: 'family-name' });
+  const form = h('form', { class: 'narrow', 'aria-label': 'Change your name', novalidate: true },
+    field('First name', first, { field: '/firstName' }),
+    field('Last name', last, { field: '/lastName' }),
+    h('button', { type: 'submit' }, 'Save name'));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearFieldErrors(form);
+    const operations = changes(
+      { firstName: member.firstName || '', lastName: member.lastName || '' },
+      { firstName: first.value.trim(), lastName: last.value.trim() });
+    if (!operations.length) { notify('Nothing to save: your name is unchanged.'); return; }
+    try {
+      Object.assign(member, await patch('/api/v2/members/me/profile', operations));
+    } catch (error) {
+      const at = /^\/(\d+)\//.exec((error instanceof ApiError && error.path) || '');
+      const where = at && operations[Number(at[1])] ? operations[Number(at[1])].path : '/firstName';
+      if (!showFieldError(form, where, error.message)) notify(error.message, 'error');
+      return;
+    }
+    onSaved();
+    notify(`Saved. You are ${fullName(member) || member.email}.`, 'success');
+  });
+  return form;
 }
 
 function profile(ctx, member) {
@@ -50,14 +82,14 @@ function profile(ctx, member) {
     flash('Password changed. Sign in with the new one.', 'success');
     go('#/signin');
   });
-  const who = member
-    ? [member.email, member.firstName || member.lastName ? ` (${[member.firstName, member.lastName].filter(Boolean).join(' ')})` : '']
-    : [app.session.name];
+  const who = h('strong', {});
+  const showWho = () => clear(who, member ? [member.email, fullName(member) ? ` (${fullName(member)})` : ''] : app.session.name);
+  showWho();
   return section('Your profile',
-    h('p', {}, 'Signed in as ', h('strong', {}, who), ` · role ${app.session.role}`,
+    h('p', {}, 'Signed in as ', who, ` · role ${app.session.role}`,
       app.session.projectKey ? ` · limited to project ${app.session.projectKey}` : '',
       member ? [' · ', h('a', { href: '#/me' }, 'your roles and teams')] : null),
-    member ? form : h('p', { class: 'muted' }, 'This session uses an access token, which has no password.'));
+    member ? [nameForm(ctx, member, showWho), form] : h('p', { class: 'muted' }, 'This session uses an access token, which has no password.'));
 }
 
 function projectForm(ctx, project) {
