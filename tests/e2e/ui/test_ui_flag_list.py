@@ -282,3 +282,27 @@ def test_arrow_keys_move_through_rows_and_slash_focuses_the_search(
     page.get_by_role("link", name="keys-a").focus()
     page.keyboard.press("Enter")
     expect()(page.locator("#kill-switch")).to_be_visible()
+
+
+def test_a_long_list_draws_its_first_rows_then_every_row_once(
+    ui_server: UiServer, context: Any
+) -> None:
+    # its own project, so the other tests' counts are untouched; 45 flags is more than the 40
+    # rows drawn before the page is ready
+    made = ui_server.api.post("/api/v2/projects", json={"key": "long-list", "name": "Long list"})
+    assert made.status_code == 201, made.text
+    for index in range(45):
+        body = {"key": f"long-{index:02d}", "name": f"Long {index:02d}"}
+        answer = ui_server.api.post("/api/v2/flags/long-list", json=body)
+        assert answer.status_code == 201, answer.text
+    page = context.new_page()
+    sign_in(page, ui_server)
+    page.goto(f"{ui_server.url}/ui/#/p/long-list/e/{ENV}/flags")
+    keys = page.locator("table.list tbody tr .mono")
+    expect()(keys).to_have_text([f"long-{index:02d}" for index in range(45)])
+    # a search and clearing it draw every row again, none twice
+    page.get_by_label("Search").fill("long-4")
+    expect()(keys).to_have_count(5)
+    page.get_by_label("Search").fill("")
+    expect()(keys).to_have_count(45)
+    expect()(page.get_by_role("main")).to_contain_text("45 of 45 flags")
