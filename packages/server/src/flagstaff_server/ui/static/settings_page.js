@@ -32,10 +32,11 @@ const fullName = (member) => [member.firstName, member.lastName].filter(Boolean)
 function nameForm({ notify }, member, onSaved) {
   const first = h('input', { value: member.firstName || '', autocomplete: 'given-name' });
   const last = h('input', { value: member.lastName || '', autocomplete: 'family-name' });
-  const form = h('form', { class: 'narrow', 'aria-label': 'Change your name', novalidate: true },
-    field('First name', first, { field: '/firstName' }),
-    field('Last name', last, { field: '/lastName' }),
-    h('button', { type: 'submit' }, 'Save name'));
+  const form = h('form', { class: 'narrow spaced', 'aria-label': 'Change your name', novalidate: true },
+    h('div', { class: 'row' },
+      field('First name', first, { field: '/firstName' }),
+      field('Last name', last, { field: '/lastName' }),
+      h('button', { type: 'submit' }, 'Save name')));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearFieldErrors(form);
