@@ -187,16 +187,14 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
 
     def _write_answer(self, cycle: RequestResponseCycle, answer: PollAnswer) -> None:
         """Write the whole response and finish the request as uvicorn's ASGI `send` does."""
-        head = [STATUS_LINE[answer.status]]
-        for name, value in (*self.server_state.default_headers, *answer.headers):
-            head += (name, b": ", value, b"\r\n")
+        head = STATUS_LINE[answer.status] + self._default_lines() + answer.head.lines
         if not cycle.keep_alive:
-            head.append(b"connection: close\r\n")
+            head += b"connection: close\r\n"
         if answer.status != 304:
-            head.append(b"content-length: %d\r\n" % len(answer.body))
-        head.append(b"\r\n")
+            head += b"content-length: %d\r\n" % len(answer.body)
+        head += b"\r\n"
         # The body is the snapshot's shared bytes: written by reference, never joined.
-        self.transport.writelines((b"".join(head), answer.body))
+        self.transport.writelines((head, answer.body))
         if cycle.access_log:
             scope = cycle.scope
             cycle.access_logger.info(
@@ -213,6 +211,18 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
         if not cycle.keep_alive:
             self.transport.close()
         cycle.on_response()
+
+    _defaults: ClassVar[tuple[object, bytes]] = (None, b"")
+
+    def _default_lines(self) -> bytes:
+        """uvicorn's default headers (date, server) as header lines, joined again only when
+        uvicorn replaces its list (once a second, for the date)."""
+        defaults = self.server_state.default_headers
+        held, lines = DeliveryHttpProtocol._defaults
+        if held is not defaults:
+            lines = b"".join(b"%b: %b\r\n" % pair for pair in defaults)
+            DeliveryHttpProtocol._defaults = (defaults, lines)
+        return lines
 
     # opening streams -------------------------------------------------------------------------
 

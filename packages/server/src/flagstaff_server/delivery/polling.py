@@ -2,12 +2,15 @@
 environment the node serves: one pure function per endpoint, called both by the ASGI route
 (`delivery.asgi`) and by the connection that answers polls without an ASGI task
 (`delivery.connection`), so the two paths cannot drift. The bodies are the snapshot's prepared
-bytes; nothing is encoded per request. Admission is decided and counted here.
+bytes; nothing is encoded per request, and the header lines of each answer are built once per
+snapshot (`Head`, kept in the snapshot's lazy cache): a poll allocates its `PollAnswer` and nothing
+else. Admission is decided and counted here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import orjson
 
@@ -22,13 +25,30 @@ POLL_PATHS = ("/sdk/latest-all", "/sdk/poll")
 
 
 @dataclass(frozen=True, slots=True)
+class Head:
+    """An answer's own headers, as ASGI pairs and as the HTTP/1.1 lines the connection writes
+    (`name: value\r\n` each, joined): no content-length, which the writer adds."""
+
+    headers: tuple[tuple[bytes, bytes], ...]
+    lines: bytes
+
+    @classmethod
+    def of(cls, headers: Headers) -> Head:
+        return cls(tuple(headers), b"".join(b"%b: %b\r\n" % pair for pair in headers))
+
+
+@dataclass(frozen=True, slots=True)
 class PollAnswer:
-    """A whole response: `headers` carry no content-length (the writer adds it, except for
+    """A whole response: the head carries no content-length (the writer adds it, except for
     a 304, which has none)."""
 
     status: int
-    headers: Headers
+    head: Head
     body: bytes
+
+    @property
+    def headers(self) -> Headers:
+        return list(self.head.headers)
 
 
 def latest_all(
@@ -39,11 +59,9 @@ def latest_all(
         return not_modified(node, env, snapshot)
     if not node.admission.admit_full_send():
         return unavailable(node, FULL_SHED)
-    headers = item_headers(env, snapshot)
     if b"gzip" in accept_encoding:
-        headers.append((b"content-encoding", b"gzip"))
-        return PollAnswer(200, headers, snapshot.gzip_body())
-    return PollAnswer(200, headers, snapshot.body)
+        return PollAnswer(200, _head(env, snapshot, "gzip"), snapshot.gzip_body())
+    return PollAnswer(200, _head(env, snapshot, "item"), snapshot.body)
 
 
 def v2_poll(
@@ -59,12 +77,12 @@ def v2_poll(
             return unavailable(node, FULL_SHED)
     else:
         admission.counts["delta_send" if transfer.changes else "none_send"] += 1
-    return PollAnswer(200, item_headers(env, snapshot), snapshot.v2_poll_body(transfer))
+    return PollAnswer(200, _head(env, snapshot, "item"), snapshot.v2_poll_body(transfer))
 
 
 def not_modified(node: ServingNode, env: Environment, snapshot: Snapshot) -> PollAnswer:
     node.admission.counts["not_modified"] += 1
-    return PollAnswer(304, [(b"etag", snapshot.etag), *env_header(env)], b"")
+    return PollAnswer(304, _head(env, snapshot, "not_modified"), b"")
 
 
 def unavailable(node: ServingNode, message: str) -> PollAnswer:
@@ -79,7 +97,7 @@ def unavailable(node: ServingNode, message: str) -> PollAnswer:
 def problem(status: int, code: str, message: str, extra: Headers | None = None) -> PollAnswer:
     body = orjson.dumps({"code": code, "message": message, "status": status})
     headers = [(b"content-type", b"application/problem+json"), *(extra or [])]
-    return PollAnswer(status, headers, body)
+    return PollAnswer(status, Head.of(headers), body)
 
 
 def matches(if_none_match: bytes, snapshot: Snapshot) -> bool:
@@ -102,3 +120,25 @@ def item_headers(env: Environment, snapshot: Snapshot) -> Headers:
         (b"vary", b"accept-encoding"),
         *env_header(env),
     ]
+
+
+HeadKind = Literal["item", "gzip", "not_modified"]
+
+
+def _head(env: Environment, snapshot: Snapshot, kind: HeadKind) -> Head:
+    """The head of a 200 (plain or gzip) or a 304 for `snapshot`, built once per snapshot and
+    environment id (the id can change without the data: a credential change)."""
+    env_id = env.credentials.client_side_id if env.credentials is not None else None
+    heads = snapshot.lazy.poll_heads
+    key = (kind, env_id)
+    head = heads.get(key)
+    if head is None:
+        if kind == "not_modified":
+            head = Head.of([(b"etag", snapshot.etag), *env_header(env)])
+        else:
+            headers = item_headers(env, snapshot)
+            if kind == "gzip":
+                headers.append((b"content-encoding", b"gzip"))
+            head = Head.of(headers)
+        heads[key] = head
+    return head

@@ -72,7 +72,14 @@ class Applied:
 class _Lazy:
     """Encodings computed on first use and kept for the snapshot's lifetime."""
 
-    __slots__ = ("flags_body", "gzip_body", "put_event", "v2_full_poll", "v2_full_stream")
+    __slots__ = (
+        "flags_body",
+        "gzip_body",
+        "poll_heads",
+        "put_event",
+        "v2_full_poll",
+        "v2_full_stream",
+    )
 
     def __init__(self) -> None:
         self.gzip_body: bytes | None = None
@@ -80,6 +87,8 @@ class _Lazy:
         self.put_event: bytes | None = None
         self.v2_full_stream: bytes | None = None
         self.v2_full_poll: bytes | None = None
+        self.poll_heads: dict[tuple[str, str | None], Any] = {}
+        """`delivery.polling`'s answer heads, by kind and environment id."""
 
 
 class Holding(Protocol):
