@@ -19,6 +19,7 @@ async def test_delivery_knobs_from_the_environment_reach_the_node(tmp_path: Path
         "FLAGSTAFF_FULL_SENDS_PER_SECOND": "2.5",
         "FLAGSTAFF_MAX_CONNECTION_AGE_SECONDS": "0",
         "FLAGSTAFF_HEARTBEAT_SECONDS": "20",
+        "FLAGSTAFF_RETRY_AFTER_SECONDS": "2",
     }
     settings = Settings.from_env(environ, data_dir=tmp_path, seed_demo=False)
     async with Flagstaff(settings, announce=lambda line: None).running() as server:
@@ -29,6 +30,8 @@ async def test_delivery_knobs_from_the_environment_reach_the_node(tmp_path: Path
         assert config.limits.full_send_burst == 5
         assert config.limits.max_connection_age_seconds == 0
         assert config.heartbeat_seconds == 20
+        assert config.limits.retry_after_seconds == 2
+        assert 2 <= server.delivery.admission.retry_after() <= 4
         assert server.delivery.admission.stream_deadline() == float("inf")
 
 
@@ -40,6 +43,7 @@ async def test_delivery_knobs_from_the_environment_reach_the_node(tmp_path: Path
         ("FLAGSTAFF_FULL_SENDS_PER_SECOND", "0", "full sends per second must be above 0"),
         ("FLAGSTAFF_FULL_SENDS_PER_SECOND", "nan", "must be a finite number"),
         ("FLAGSTAFF_MAX_CONNECTION_AGE_SECONDS", "-1", "max connection age must be zero"),
+        ("FLAGSTAFF_RETRY_AFTER_SECONDS", "0.5", "retry after seconds must be at least 1"),
         ("FLAGSTAFF_HEARTBEAT_SECONDS", "90", "heartbeat must be above 0 and at most 60"),
     ],
 )

@@ -8,6 +8,7 @@ from flagstaff_server.gameday.timeline import (
     Timeline,
     caught_up_at,
     fleet_caught_up,
+    last_caught_up,
     percentile,
     propagation_delays,
     staleness_at,
@@ -86,6 +87,20 @@ def test_the_fleet_caught_up_when_its_last_client_did() -> None:
     assert fleet_caught_up(line, [early, late], 10.0) == 3.5
     assert fleet_caught_up(line, [early, late, never], 10.0) is None
     assert fleet_caught_up(line, [], 10.0) == 0.0
+
+
+def test_the_client_caught_up_last_is_named_or_the_first_that_never_did() -> None:
+    line = timeline()
+    early, late, never = Holding(), Holding(), Holding()
+    early.hold(11.0, "v1")
+    late.hold(0.0, "v0")
+    late.hold(13.5, "v1")
+    never.hold(0.0, "v0")
+    assert last_caught_up(line, [("early", early), ("late", late)], 10.0) == ("late", 3.5)
+    assert last_caught_up(line, [("late", late), ("early", early)], 10.0) == ("late", 3.5)
+    named = [("early", early), ("never", never), ("late", late)]
+    assert last_caught_up(line, named, 10.0) == ("never", None)
+    assert last_caught_up(line, [], 10.0) is None
 
 
 def test_staleness_at_a_past_instant_uses_the_changes_made_by_then() -> None:

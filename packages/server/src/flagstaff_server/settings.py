@@ -36,6 +36,7 @@ REDIS_ENV = "FLAGSTAFF_REDIS_URL"
 KEY_GRACE_ENV = "FLAGSTAFF_KEY_GRACE_SECONDS"
 MAX_STREAMS_ENV = "FLAGSTAFF_MAX_STREAMS"
 FULL_SENDS_ENV = "FLAGSTAFF_FULL_SENDS_PER_SECOND"
+RETRY_AFTER_ENV = "FLAGSTAFF_RETRY_AFTER_SECONDS"
 MAX_CLIENT_STREAMS_ENV = "FLAGSTAFF_MAX_CLIENT_STREAMS"
 CLIENT_EVALUATIONS_ENV = "FLAGSTAFF_CLIENT_EVALUATIONS_PER_SECOND"
 MAX_CONNECTION_AGE_ENV = "FLAGSTAFF_MAX_CONNECTION_AGE_SECONDS"
@@ -98,6 +99,8 @@ class Settings:
     # Delivery admission control, per node (docs/delivery.md, "Admission control").
     max_streams: int = _LIMITS.max_streams
     full_sends_per_second: float = _LIMITS.full_sends_per_second
+    # Base of the Retry-After a shed request gets (each answer: base to twice the base).
+    retry_after_seconds: float = _LIMITS.retry_after_seconds
     # Browser/mobile/OFREP streams (within max_streams) and their fresh evaluations per second.
     max_client_streams: int = _LIMITS.max_client_streams
     client_evaluations_per_second: float = _LIMITS.evaluations_per_second
@@ -155,6 +158,10 @@ class Settings:
         if not self.full_sends_per_second > 0:
             raise SettingsError(
                 f"full sends per second must be above 0, got {self.full_sends_per_second}"
+            )
+        if not self.retry_after_seconds >= 1:
+            raise SettingsError(
+                f"retry after seconds must be at least 1, got {self.retry_after_seconds}"
             )
         if self.max_client_streams < 1:
             raise SettingsError(
@@ -241,6 +248,7 @@ class Settings:
             full_sends_per_second=self.full_sends_per_second,
             # a burst of two seconds' worth, the ratio of the defaults
             full_send_burst=max(1, round(2 * self.full_sends_per_second)),
+            retry_after_seconds=self.retry_after_seconds,
             max_connection_age_seconds=self.max_connection_age_seconds,
             max_client_streams=self.max_client_streams,
             evaluations_per_second=self.client_evaluations_per_second,
@@ -344,6 +352,7 @@ class Settings:
             )
         for name, env in (
             ("full_sends_per_second", FULL_SENDS_ENV),
+            ("retry_after_seconds", RETRY_AFTER_ENV),
             ("client_evaluations_per_second", CLIENT_EVALUATIONS_ENV),
             ("max_connection_age_seconds", MAX_CONNECTION_AGE_ENV),
             ("heartbeat_seconds", HEARTBEAT_ENV),

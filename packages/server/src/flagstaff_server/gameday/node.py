@@ -90,9 +90,14 @@ class Node:
             )
         self._sampled = None
 
-    def wait_ready(self, timeout: float = START_SECONDS) -> None:
+    def wait_ready(
+        self, timeout: float = START_SECONDS, *, serving: tuple[str, str] | None = None
+    ) -> None:
+        """Until `/status` answers 200; with `serving` (an SDK key and a flag), until the node
+        serves that flag of the key's environment: a delivery node answers `/status` before
+        it holds the environment's data, and clients get 503 + `Retry-After` meanwhile."""
         ends = time.monotonic() + timeout
-        while not self.answers():
+        while not self.answers(serving):
             if self.process is not None and self.process.poll() is not None:
                 raise NodeError(f"{self.name} exited with {self.process.returncode}: {self.log()}")
             if time.monotonic() > ends:
@@ -103,10 +108,16 @@ class Node:
         self.launch()
         self.wait_ready()
 
-    def answers(self) -> bool:
+    def answers(self, serving: tuple[str, str] | None = None) -> bool:
+        """`/status` answers 200, or (`serving`: an SDK key and a flag) the flag is served:
+        one flag, which admission control does not count as a full payload."""
+        path, headers = "/status", {}
+        if serving is not None:
+            sdk_key, flag = serving
+            path, headers = f"/sdk/flags/{flag}", {"Authorization": sdk_key}
         try:
             with httpx.Client(timeout=2, verify=False) as client:
-                return client.get(f"{self.url}/status").status_code == 200
+                return client.get(f"{self.url}{path}", headers=headers).status_code == 200
         except httpx.HTTPError:
             return False
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from flagstaff_server.gameday.event_fleet import EventLedger
 from flagstaff_server.gameday.fleet import ClientView
-from flagstaff_server.gameday.timeline import Timeline, fleet_caught_up
+from flagstaff_server.gameday.timeline import Timeline, fleet_caught_up, last_caught_up
 from flagstaff_server.gameday.topology import KILLED, Topology, set_probe_value
 
 
@@ -97,6 +97,23 @@ class Drill:
         scenario: a phase's end (`Phase.until`) and its recovery figures."""
         return fleet_caught_up(self.timeline, (v.holding for v in self.views), since)
 
+    def waited_for(self, since: float | None, region: str | None = None) -> str | None:
+        """The client (of `region`, or any) that caught up last after `since` (monotonic), as
+        "name (kind): seconds": whom a recovery figure waited for."""
+        if since is None:
+            return None
+        views = {v.name: v for v in self.views if region is None or v.region == region}
+        last = last_caught_up(self.timeline, ((n, v.holding) for n, v in views.items()), since)
+        if last is None:
+            return None
+        name, seconds = last
+        waited = "never" if seconds is None else f"{seconds:.2f} s"
+        return f"{name} ({views[name].kind}, {views[name].sheds} sheds): {waited}"
+
+    def fault_end(self) -> float | None:
+        """The end of the fault, monotonic."""
+        return None if self.fault_ended is None else self.started + self.fault_ended
+
     def recovered(self) -> bool:
         """Every client caught up with the flag as it stood at the end of the fault."""
         if self.fault_ended is None:
@@ -171,10 +188,14 @@ def no_event_lost(report: Mapping[str, Any]) -> Check:
     )
 
 
-def current_within(bound_s: float, recovery_s: float | None, after: str) -> Check:
-    """Every client caught up within `bound_s` of `after` (what `recovery_s` counts from)."""
+def current_within(
+    bound_s: float, recovery_s: float | None, after: str, waited_for: str | None = None
+) -> Check:
+    """Every client caught up within `bound_s` of `after` (what `recovery_s` counts from);
+    `waited_for`: the client that came last (`Drill.waited_for`), named in the detail."""
+    last = "" if waited_for is None else f"; last: {waited_for}"
     return Check(
         f"every client current within {bound_s:g} s {after}",
         recovery_s is not None and recovery_s <= bound_s,
-        f"{'never' if recovery_s is None else f'{recovery_s:.2f} s'} {after}",
+        f"{'never' if recovery_s is None else f'{recovery_s:.2f} s'} {after}{last}",
     )

@@ -110,6 +110,22 @@ def caught_up_at(timeline: Timeline, holding: Holding, since: float) -> float | 
     return None
 
 
+def last_caught_up(
+    timeline: Timeline, holdings: Iterable[tuple[str, Holding]], since: float
+) -> tuple[str, float | None] | None:
+    """The client that caught up last after `since` (`caught_up_at`) and its seconds, or the
+    first that never did with None; None for no client. What a recovery check names, so a run
+    over its bound says whom it waited for."""
+    last: tuple[str, float | None] | None = None
+    for name, holding in holdings:
+        caught = caught_up_at(timeline, holding, since)
+        if caught is None:
+            return name, None
+        if last is None or (last[1] is not None and caught - since > last[1]):
+            last = name, caught - since
+    return last
+
+
 def fleet_caught_up(timeline: Timeline, holdings: Iterable[Holding], since: float) -> float | None:
     """How long after `since` the last of the clients caught up with the flag as it stood then
     (`caught_up_at`); None while one has not."""

@@ -40,6 +40,10 @@ PROBE_FLAG = "gameday-probe"
 KILLED = "killed"
 ADMIN_TOKEN = "gameday-admin-token-" + "0" * 24
 CONTEXT = {"kind": "user", "key": "gameday-user"}
+RETRY_AFTER_SECONDS = 2
+"""The delivery nodes' `Retry-After` base: shed answers say 2-4 s. The default's 5-10 s spends
+half to all of a 10 s recovery objective on one shed; a client shed twice in a storm (the
+bucket empties again as the shed come back) was 11.9 s late on a quiet machine."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +150,7 @@ class Topology:
             "FLAGSTAFF_HEARTBEAT_SECONDS": str(heartbeat_seconds),
             "FLAGSTAFF_BREAK_GLASS_KEYS": str(public),
             "FLAGSTAFF_ANALYTICS_DATABASE_URL": analytics.url,
+            "FLAGSTAFF_RETRY_AFTER_SECONDS": str(RETRY_AFTER_SECONDS),
         }
 
         def node(region: str, role: str, database: PostgresInstance) -> Node:
@@ -196,6 +201,11 @@ class Topology:
                 for proxy in (region.delivery_proxy, region.ingest_proxy):
                     topology.proxies.append(proxy.start())
             topology.keys = seed(a_api.url)
+            # clients start once both regions serve the project: an official SDK that met a
+            # 503 first would carry that backoff into the scenario's fault (it resets only
+            # after 60 s of a healthy stream)
+            for region in (a, b):
+                topology.wait_serving(region.delivery)
         except BaseException:
             topology.close()
             raise
@@ -217,6 +227,10 @@ class Topology:
         )
         self.added.append(node)
         return node
+
+    def wait_serving(self, node: Node) -> None:
+        """Until `node` (a delivery node) serves the probe flag to the SDK key."""
+        node.wait_ready(serving=(self.keys.sdk_key, PROBE_FLAG))
 
     def close(self) -> None:
         for proxy in self.proxies:

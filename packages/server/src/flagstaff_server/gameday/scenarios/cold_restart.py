@@ -45,7 +45,7 @@ async def restart_all(drill: Drill) -> None:
     killed = time.monotonic()
 
     async def ready(name: str) -> tuple[str, float]:
-        await asyncio.to_thread(nodes[name].wait_ready)
+        await asyncio.to_thread(topology.wait_serving, nodes[name])
         return name, round(time.monotonic() - killed, 2)
 
     drill.notes["ready_after_s"] = dict(await asyncio.gather(*(ready(n) for n, _ in ARMS)))
@@ -90,6 +90,7 @@ def checks(report: Mapping[str, Any], drill: Drill) -> list[Check]:
                 RECOVERY_BOUND_S,
                 _recovery(drill, region),
                 f"after the restart {label} (region {region.upper()})",
+                drill.waited_for(drill.notes.get("restarted"), region),
             )
         )
     found.append(no_event_lost(report))

@@ -92,7 +92,12 @@ def checks(report: Mapping[str, Any], drill: Drill) -> list[Check]:
             f"{resumed} of {len(streams)} FDv2 streams resumed; "
             f"{full} of {len(fdv2)} FDv2 clients were sent everything",
         ),
-        current_within(RECOVERY_BOUND_S, recovery, "after the proxies passed again"),
+        current_within(
+            RECOVERY_BOUND_S,
+            recovery,
+            "after the proxies passed again",
+            drill.waited_for(drill.fault_end()),
+        ),
         no_event_lost(report),
     ]
 
