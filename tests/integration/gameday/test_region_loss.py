@@ -28,6 +28,9 @@ def test_losing_region_a_b_serves_is_promoted_and_takes_the_edits(tmp_path: Path
     assert rows["RTO: loss of A to the first edit B accepted (s)"] > 0
     assert rows["RPO: edits A accepted that B's database lacks"] is not None
     assert rows["edits refused while A was lost"] > 0
+    # the three real SDKs ran, the Node one (a child process) counted among the clients
+    sdks = {sdk["name"]: sdk["served_at_end"] for sdk in report["real_sdks"]}
+    assert sdks == {"sdk-flagstaff": True, "sdk-launchdarkly": True, "sdk-node": True}
     names = {node["name"] for node in report["nodes"]}
     assert "b-api" in names
     events = report["events"]

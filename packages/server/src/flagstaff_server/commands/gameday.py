@@ -60,7 +60,17 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--clients must be between 1 and 100000", exit_code=2)
     if not 3 <= args.duration <= 86_400:
         raise CommandError("--duration must be between 3 and 86400 seconds", exit_code=2)
+    import os
+    import sys
+
     from rich.console import Console
+
+    from flagstaff_server.gameday import real_sdks
+
+    for reason in real_sdks.missing():
+        print(f"flagstaff gameday: real SDK missing, not in this run: {reason}", file=sys.stderr)
+        if os.environ.get("CI", "").lower() == "true":
+            raise CommandError(f"with CI=true every real SDK must run; missing {reason}")
 
     from flagstaff_server.gameday.node import NodeError
     from flagstaff_server.gameday.runner import Options, run_gameday

@@ -22,7 +22,7 @@ from rich.console import Console
 from flagstaff_server.gameday.display import Progress
 from flagstaff_server.gameday.event_fleet import EventLedger, EventSender, count_stored
 from flagstaff_server.gameday.fleet import KINDS, ClientView, ProtocolClient, Tuning
-from flagstaff_server.gameday.real_sdks import RealSdk, flagstaff_sdk, official_sdk
+from flagstaff_server.gameday.real_sdks import RealSdk, flagstaff_sdk, node_sdk, official_sdk
 from flagstaff_server.gameday.recorder import Recorder
 from flagstaff_server.gameday.report import NodeFigures, PhaseSpan, figures
 from flagstaff_server.gameday.report_page import print_summary, write_report
@@ -100,7 +100,9 @@ async def _run(
         ]
         # the SDKs initialise side by side (each waits for its first payload)
         started = await asyncio.gather(
-            asyncio.to_thread(flagstaff_sdk, topology), asyncio.to_thread(official_sdk, topology)
+            asyncio.to_thread(flagstaff_sdk, topology),
+            asyncio.to_thread(official_sdk, topology),
+            asyncio.to_thread(node_sdk, topology),
         )
         sdks: list[RealSdk] = [sdk for sdk in started if sdk is not None]
         all_views = [*views, *(sdk.view for sdk in sdks)]
@@ -156,6 +158,10 @@ async def _run(
         interrupted=interrupted,
     )
     checks = [] if interrupted else scenario.checks(report, drill)
+    report["real_sdks"] = [
+        {"name": s.view.name, "region": s.view.region, "served_at_end": s.view.value is not None}
+        for s in sdks
+    ]
     report["checks"] = [c.to_json() for c in checks]
     report["passed"] = bool(checks) and all(c.passed for c in checks)
     if scenario.compare is not None:

@@ -47,7 +47,7 @@ the clients that only poll: its fallback polls come between stream attempts, at 
 backoff (its cap, 2 s) apart."""
 POLLING = frozenset({"fdv1-poll", "fdv2-poll"})
 RECOVERY_BOUND_S = 10.0
-STREAMING_ONLY = frozenset({"sdk-launchdarkly"})
+STREAMING_ONLY = frozenset({"sdk-launchdarkly", "sdk-node"})
 """Clients with no polling fallback."""
 
 
