@@ -20,8 +20,8 @@ def test_control_plane_down_keeps_every_client_served_and_the_kill_reaches_them(
     assert failed_checks(report) == [], report["checks"]
     assert done.returncode == 0, done.stdout + done.stderr
     assert report["passed"] is True
-    # 10 protocol clients and the two real SDKs
-    assert report["clients"] == 12
+    # 10 protocol clients and the three real SDKs
+    assert report["clients"] == 13
     assert report["availability_had_data"] == 1.0
     assert report["recovery_s"] is not None
     events = report["events"]
