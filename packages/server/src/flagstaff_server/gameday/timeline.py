@@ -129,13 +129,11 @@ def last_caught_up(
 def fleet_caught_up(timeline: Timeline, holdings: Iterable[Holding], since: float) -> float | None:
     """How long after `since` the last of the clients caught up with the flag as it stood then
     (`caught_up_at`); None while one has not."""
-    latest = since
-    for holding in holdings:
-        caught = caught_up_at(timeline, holding, since)
-        if caught is None:
-            return None
-        latest = max(latest, caught)
-    return latest - since
+    last = last_caught_up(timeline, (("", holding) for holding in holdings), since)
+    if last is None:
+        return 0.0
+    seconds = last[1]
+    return None if seconds is None else max(0.0, seconds)
 
 
 def staleness_at(timeline: Timeline, holding: Holding, t: float) -> float | None:
