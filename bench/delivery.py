@@ -50,11 +50,32 @@ RESTART_CHANGES = 5
 """Changes made after the storm's clients took their basis, before the delivery node restarts."""
 
 
+def pinned(cpus: set[int] | None) -> Any:
+    """A `preexec_fn` pinning the child to `cpus` (None: no pinning)."""
+    if cpus is None:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+def poll_cpus() -> tuple[set[int], set[int]] | None:
+    """(load generator's CPUs, servers' CPUs) for the polling phase: wrk on the first CPU this
+    process may use, every server on the others, so that the generator and the server under test
+    never take turns on one core (unpinned, wrk's share of a core varied with the scheduler
+    between rounds and servers). None with a single CPU."""
+    mine = sorted(os.sched_getaffinity(0))
+    if len(mine) < 2:
+        return None
+    return {mine[0]}, set(mine[1:])
+
+
 @contextmanager
-def server(kind: str, flags: int, *options: str) -> Iterator[tuple[int, psutil.Process]]:
+def server(
+    kind: str, flags: int, *options: str, cpus: set[int] | None = None
+) -> Iterator[tuple[int, psutil.Process]]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench.delivery_server", kind, str(port), str(flags), *options]
+        [sys.executable, "-m", "bench.delivery_server", kind, str(port), str(flags), *options],
+        preexec_fn=pinned(cpus),
     )
     try:
 
@@ -261,12 +282,22 @@ def seq_of(state: str) -> int:
 # (c) polling -------------------------------------------------------------------------------------
 
 
-def wrk(url: str, headers: dict[str, str], seconds: float) -> tuple[float, float]:
-    """Requests per second, and the p99 latency in milliseconds (wrk's `--latency` table)."""
-    command = ["wrk", "-t2", "-c64", "--latency", f"-d{seconds:.0f}s"]
+def wrk(
+    url: str, headers: dict[str, str], seconds: float, cpus: set[int] | None
+) -> tuple[float, float]:
+    """Requests per second, and the p99 latency in milliseconds (wrk's `--latency` table). One
+    wrk thread per CPU it is pinned to, 64 connections."""
+    threads = len(cpus) if cpus is not None else 2
+    command = ["wrk", f"-t{threads}", "-c64", "--latency", f"-d{seconds:.0f}s"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
-    out = subprocess.run([*command, url], capture_output=True, text=True, timeout=seconds + 30)
+    out = subprocess.run(
+        [*command, url],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 30,
+        preexec_fn=pinned(cpus),
+    )
     rate = p99 = None
     for line in out.stdout.splitlines():
         if line.startswith("Requests/sec:"):
@@ -293,12 +324,15 @@ def etag_of(url: str, key: str) -> tuple[str, int]:
 
 def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, Any]]:
     """All servers run at once and are measured in alternation, `rounds` times each: on a shared
-    machine the best of the rounds is the steadier figure (the median is kept too)."""
+    machine the best of the rounds is the steadier figure (the median is kept too). wrk and the
+    servers are pinned to separate CPUs (`poll_cpus`; unleash-server and its database are not)."""
+    split = poll_cpus()
+    load_cpus, server_cpus = split if split is not None else (None, None)
     with ExitStack() as stack:
         targets: dict[str, tuple[str, str]] = {}
         notes: dict[str, str] = {}
         for kind in ("flagstaff", "minimal"):
-            port, _process = stack.enter_context(server(kind, FANOUT_FLAGS))
+            port, _process = stack.enter_context(server(kind, FANOUT_FLAGS, cpus=server_cpus))
             targets[kind] = (f"http://127.0.0.1:{port}/sdk/latest-all", SDK_KEY)
             if kind == "flagstaff":
                 targets["flagstaff /sdk/poll"] = (f"http://127.0.0.1:{port}/sdk/poll", SDK_KEY)
@@ -318,9 +352,9 @@ def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, A
             for kind, (url, key) in targets.items():
                 etag, sizes[kind] = etag_of(url, key)
                 auth = {"Authorization": key}
-                runs.setdefault((kind, "200"), []).append(wrk(url, auth, seconds))
+                runs.setdefault((kind, "200"), []).append(wrk(url, auth, seconds, load_cpus))
                 runs.setdefault((kind, "304"), []).append(
-                    wrk(url, {**auth, "If-None-Match": etag}, seconds)
+                    wrk(url, {**auth, "If-None-Match": etag}, seconds, load_cpus)
                 )
     rows: list[dict[str, Any]] = []
     for kind in targets:
@@ -468,6 +502,8 @@ def main() -> None:
             print(f"storm {r}")
         report["machine"]["uptime"].append(uptime())
     if "poll" in phases:
+        split = poll_cpus()
+        report["machine"]["poll_cpus"] = None if split is None else [sorted(c) for c in split]
         report["poll"] = polling(2.0 if args.quick else POLL_SECONDS, POLL_ROUNDS, args.quick)
         ours = report["poll"][0]
         for r in report["poll"]:
@@ -475,9 +511,11 @@ def main() -> None:
                 print(
                     f"poll {r['kind']:<22} {r['bytes']:>6} B  best of {POLL_ROUNDS}: "
                     f"200 {r['200']:>8,.0f}/s p99 {r['200_p99_ms']} ms "
-                    f"(flagstaff x{ours['200'] / r['200']:.2f})  "
+                    f"(flagstaff x{ours['200'] / r['200']:.2f}, medians "
+                    f"x{ours['200_median'] / r['200_median']:.2f})  "
                     f"304 {r['304']:>8,.0f}/s p99 {r['304_p99_ms']} ms "
-                    f"(flagstaff x{ours['304'] / r['304']:.2f})"
+                    f"(flagstaff x{ours['304'] / r['304']:.2f}, medians "
+                    f"x{ours['304_median'] / r['304_median']:.2f})"
                 )
             else:
                 print(f"poll {r['kind']}: {r['note']}")

@@ -178,13 +178,16 @@ def serve(
     port: int | None = None,
     node_factory: Callable[[ChangeFeed, DeliveryConfig], DeliveryNode] | None = None,
     direct: bool = False,
+    **uvicorn_options: Any,
 ) -> Iterator[RunningServer]:
     """A uvicorn server running a delivery node on a free loopback port, in its own thread; with
     `direct`, under the HTTP protocol that serves the node's streams on the connection itself
-    (`delivery.connection`), as `flagstaff serve` does."""
+    (`delivery.connection`), as `flagstaff serve` does. `uvicorn_options` are further
+    `uvicorn.Config` arguments."""
     config = config or DeliveryConfig()
     node = (node_factory or DeliveryNode)(feed, config)
     options: dict[str, Any] = {"http": protocol_for(lambda: node)} if direct else {}
+    options.update(uvicorn_options)
     with serve_in_thread(
         node.app,
         port=port,

@@ -7,6 +7,8 @@ direct path the ASGI handlers are made to fail, so a good answer proves the conn
 from __future__ import annotations
 
 import gzip
+import re
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,7 +35,10 @@ PATHS = pytest.mark.parametrize("direct", [True, False], ids=["connection", "asg
 
 @contextmanager
 def _serving(
-    monkeypatch: pytest.MonkeyPatch, direct: bool, config: DeliveryConfig | None = None
+    monkeypatch: pytest.MonkeyPatch,
+    direct: bool,
+    config: DeliveryConfig | None = None,
+    **uvicorn_options: Any,
 ) -> Iterator[tuple[RunningServer, httpx.Client]]:
     if direct:
 
@@ -45,7 +50,7 @@ def _serving(
     _store, feed, outbox = memory_backend()
     outbox.write("environment", ENVIRONMENT, environment())
     outbox.write("flag", "a", flag("a"))
-    with serve(feed, config=config, direct=direct) as server:
+    with serve(feed, config=config, direct=direct, **uvicorn_options) as server:
         wait_until(lambda: server.call(lambda: server.node.current), what="node current")
         with httpx.Client(base_url=server.url, timeout=10) as client:
             yield server, client
@@ -124,3 +129,41 @@ def test_unknown_or_missing_keys_get_401_from_the_app(
         # keep-alive survives answers written on the connection
         assert client.get("/sdk/latest-all", headers=AUTH).status_code == 200
         assert client.get("/sdk/latest-all", headers=AUTH).status_code == 200
+
+
+def _read_answers(connection: socket.socket, count: int) -> bytes:
+    """Read until `count` whole answers (by content-length) have arrived."""
+    received = b""
+    while True:
+        heads = list(re.finditer(rb"HTTP/1\.1 (\d{3}) [^\r]*\r\n(.*?)\r\n\r\n", received, re.S))
+        if len(heads) >= count:
+            last = heads[count - 1]
+            length = re.search(rb"content-length: (\d+)", last.group(2))
+            if len(received) >= last.end() + (int(length.group(1)) if length else 0):
+                return received
+        chunk = connection.recv(65536)
+        assert chunk, f"the connection closed after {received[:300]!r}"
+        received += chunk
+
+
+def test_pipelined_polls_are_answered_in_order_and_an_idle_connection_is_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with _serving(monkeypatch, True, timeout_keep_alive=1) as (server, client):
+        etag = client.get("/sdk/latest-all", headers=AUTH).headers["etag"]
+        base = f"Host: x\r\nAuthorization: {SDK_KEY}\r\n"
+        requests = (
+            f"GET /sdk/latest-all HTTP/1.1\r\n{base}\r\n"
+            f"GET /sdk/latest-all HTTP/1.1\r\n{base}If-None-Match: {etag}\r\n\r\n"
+            f"GET /sdk/poll HTTP/1.1\r\n{base}\r\n"
+        )
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as connection:
+            connection.sendall(requests.encode())  # one write: parsed in one go
+            received = _read_answers(connection, 3)
+            assert re.findall(rb"HTTP/1\.1 (\d{3}) ", received) == [b"200", b"304", b"200"]
+            assert b'"intentCode":"xfer-full"' in received
+            # kept alive after answers written on the connection, and closed by the server once
+            # idle for the keep-alive timeout after its last answer
+            connection.sendall(f"GET /sdk/latest-all HTTP/1.1\r\n{base}\r\n".encode())
+            _read_answers(connection, 1)
+            assert connection.recv(65536) == b""  # EOF (the 10 s socket timeout would raise)

@@ -17,6 +17,7 @@ import orjson
 
 from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery import polling, sse
+from flagstaff_server.delivery.answer import Answer
 from flagstaff_server.delivery.fanout import Channel, Protocol
 from flagstaff_server.delivery.metrics import CONTENT_TYPE
 from flagstaff_server.delivery.serving import ServingNode
@@ -308,7 +309,7 @@ async def _respond(send: Send, status: int, body: bytes, headers: Headers) -> No
     await send({"type": "http.response.body", "body": body})
 
 
-async def _answer(send: Send, answer: polling.PollAnswer) -> None:
+async def _answer(send: Send, answer: Answer) -> None:
     if answer.status == 304:
         await send({"type": "http.response.start", "status": 304, "headers": answer.headers})
         await send({"type": "http.response.body", "body": b""})

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from flagstaff_core import Availability
 
-from flagstaff_server.asgi import Receive, Scope
+from flagstaff_server.asgi import Scope
 from flagstaff_server.context_limits import check_size
 from flagstaff_server.delivery.asgi import sdk_key_of
 from flagstaff_server.delivery.client_context import (
@@ -21,11 +21,9 @@ from flagstaff_server.delivery.client_context import (
     read_context,
 )
 from flagstaff_server.delivery.client_http import (
-    CONTEXT_LIMIT,
     check_json,
     header,
     query_value,
-    read_body,
 )
 from flagstaff_server.delivery.client_route import Route
 from flagstaff_server.delivery.serving import ServingNode
@@ -132,12 +130,3 @@ def context_of(route: Route, scope: Scope, body: bytes) -> ClientContext:
     check_json(scope)
     check_size(len(body), field="body")
     return read_context(parse_json(body, "context"))
-
-
-async def receive_context(route: Route, scope: Scope, receive: Receive) -> ClientContext:
-    """The context of a polling request: from the path, or read from the REPORT body."""
-    body = b""
-    if route.context is None:
-        check_json(scope)
-        body = await read_body(receive, CONTEXT_LIMIT)
-    return context_of(route, scope, body)

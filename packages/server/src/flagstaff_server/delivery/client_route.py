@@ -102,13 +102,6 @@ def route_of(method: str, path: str) -> Route | None:
     return None
 
 
-def stream_route(method: str, path: str) -> Route | None:
-    """The route of a client stream request (`eval`/`meval` GET or REPORT, ping, OFREP SSE), or
-    None for every other request. A REPORT route has no `context`: its body holds it."""
-    route = route_of(method, path)
-    return route if route is not None and route.name in STREAM_ROUTES else None
-
-
 def _segment(parts: list[str]) -> str:
     # A standard-alphabet base64 context may contain "/", which splits the path: rejoin it, and
     # read either alphabet.

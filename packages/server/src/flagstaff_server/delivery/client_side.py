@@ -17,12 +17,10 @@ import asyncio
 import contextlib
 from typing import Protocol
 
-from flagstaff_core import Availability
-
 from flagstaff_server.asgi import Headers, Receive, Scope, Send
 from flagstaff_server.delivery import client_metrics
-from flagstaff_server.delivery.client_access import ClientAccess, check_secure, receive_context
-from flagstaff_server.delivery.client_context import ClientContext
+from flagstaff_server.delivery.answer import Answer, Head
+from flagstaff_server.delivery.client_access import ClientAccess, check_secure, context_of
 from flagstaff_server.delivery.client_evaluation import admitted_results
 from flagstaff_server.delivery.client_http import (
     CONTEXT_LIMIT,
@@ -155,32 +153,50 @@ class ClientDelivery:
             request = self._streams.request(route, env, scope, body)
             await self._streams.serve(request, receive, send)
             return
-        client = await receive_context(route, scope, receive)
-        if route.credential == "client-side":
-            check_secure(env, client, scope)
-        with_reasons = query_value(scope, "withReasons") == "true"
-        await self._evalx(env, client, VIEW[route.credential], with_reasons, scope, send, cors)
+        body = b""
+        if route.context is None:
+            check_json(scope)  # before reading: a body of another type is never read
+            body = await read_body(receive, CONTEXT_LIMIT)
+        answer = self._evalx(route, env, scope, body, cors)
+        await respond(send, answer.status, answer.body, answer.headers)
 
     # polling -----------------------------------------------------------------------------------
 
-    async def _evalx(
-        self,
-        env: Environment,
-        client: ClientContext,
-        availability: Availability,
-        with_reasons: bool,
-        scope: Scope,
-        send: Send,
-        cors: Headers,
-    ) -> None:
+    def evalx_answer(self, route: Route, scope: Scope, body: bytes) -> Answer | None:
+        """The whole answer to an evalx poll (`body`: a REPORT's whole body) without waiting,
+        for the connection (`connection.DeliveryHttpProtocol`): the same answer, counters and
+        errors the ASGI route gives, or None when the app must answer (a credential the node
+        does not know yet or cannot serve: it waits for a feed check first)."""
+        cors = cors_headers(origin_of(scope))
+        try:
+            lookup, _unknown = self._access.lookup(route, scope)
+            env = lookup()
+            if env is None or not self.node.serves(env):
+                return None
+            return self._evalx(route, env, scope, body, cors)
+        except FlagstaffError as exc:
+            status, headers, problem_body = problem(
+                exc, cors, retry_after=self.node.admission.retry_after
+            )
+            return Answer(status, Head.of(headers), problem_body)
+
+    def _evalx(
+        self, route: Route, env: Environment, scope: Scope, body: bytes, cors: Headers
+    ) -> Answer:
+        """The evalx answer for `env` (authenticated): results, or a 304 for the ETag held;
+        raises `FlagstaffError` for a bad context, secure mode or an admission refusal."""
+        client = context_of(route, scope, body)
+        if route.credential == "client-side":
+            check_secure(env, client, scope)
+        with_reasons = query_value(scope, "withReasons") == "true"
+        availability = VIEW[route.credential]
         snapshot = env.snapshot
         etag = etag_of(snapshot.digest, view_name(availability, with_reasons), client.fingerprint)
         headers = [(b"etag", etag), (b"cache-control", b"no-cache"), *cors]
         if etag_matches(header(scope, b"if-none-match"), etag):
             self.node.admission.counts["client_not_modified"] += 1
-            await respond(send, 304, b"", headers)
-            return
+            return Answer(304, Head.of(headers), b"")
         evaluated = admitted_results(
             self.node.admission, self.cache, snapshot, client, availability, with_reasons
         )
-        await respond(send, 200, evaluated.body, [(b"content-type", JSON), *headers])
+        return Answer(200, Head.of([(b"content-type", JSON), *headers]), evaluated.body)

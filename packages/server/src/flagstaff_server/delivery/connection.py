@@ -24,17 +24,15 @@ from functools import partial
 from typing import TYPE_CHECKING, ClassVar, cast
 
 import orjson
-from uvicorn.protocols.http.httptools_impl import (
-    STATUS_LINE,
-    HttpToolsProtocol,
-    RequestResponseCycle,
-)
-from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from flagstaff_server.delivery.admission import Admission
+from flagstaff_server.delivery.answer import Answer
 from flagstaff_server.delivery.asgi import open_stream, query_value, sdk_key_of, sse_headers
 from flagstaff_server.delivery.client_http import CONTEXT_LIMIT
-from flagstaff_server.delivery.client_route import Route, stream_route
+from flagstaff_server.delivery.client_route import STREAM_ROUTES, Route, handles, route_of
+from flagstaff_server.delivery.cors import origin_of, preflight_answer
+from flagstaff_server.delivery.direct_answers import DirectAnswerProtocol
 from flagstaff_server.delivery.fanout import (
     DIRECT_FRAMING,
     WRITE_BUFFER_LIMIT,
@@ -42,7 +40,7 @@ from flagstaff_server.delivery.fanout import (
     DirectStream,
     Protocol,
 )
-from flagstaff_server.delivery.polling import POLL_PATHS, PollAnswer, latest_all, v2_poll
+from flagstaff_server.delivery.polling import POLL_PATHS, latest_all, v2_poll
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application
@@ -63,14 +61,32 @@ time) with no limit: one 100 MB request line held the event loop for 23 s."""
 __all__ = ["WRITE_BUFFER_LIMIT", "DeliveryHttpProtocol", "NodeSource", "protocol_for"]
 
 
-class DeliveryHttpProtocol(HttpToolsProtocol):
+class DeliveryHttpProtocol(DirectAnswerProtocol):
     """Use `protocol_for(node_source)` as uvicorn's `http` protocol class."""
 
     node_source: ClassVar[NodeSource]
 
     _report: tuple[RequestResponseCycle, Route] | None = None
-    """A client REPORT stream whose body is still arriving (at most one: uvicorn parses the next
-    request only after this one's body)."""
+    """A client REPORT (stream or evalx poll) whose body is still arriving (at most one: uvicorn
+    parses the next request only after this one's body)."""
+
+    def _early_answer(self, scope: Scope) -> Answer | None:
+        # polls and preflights without a body, before uvicorn makes a cycle for them
+        path: str = scope["path"]
+        method: str = scope["method"]
+        if path in POLL_PATHS:
+            return self._poll_answer(scope, path) if method == "GET" else None
+        if method not in ("GET", "OPTIONS") or not handles(path):
+            return None
+        client = self._client_side()
+        if client is None:
+            return None
+        if method == "OPTIONS":
+            return preflight_answer(origin_of(scope))  # as `ClientDelivery` answers any
+        route = route_of(method, path)
+        if route is None or route.name != "evalx":
+            return None
+        return client.evalx_answer(route, scope, b"")
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
         # `app` differs from `self.app` when uvicorn's own concurrency limit answers instead.
@@ -83,23 +99,31 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
             return False
         path = scope["path"]
         if path in POLL_PATHS:
-            return scope["method"] == "GET" and self._answer_poll(cycle, path)
+            # a poll uvicorn began a cycle for (pipelined behind another request)
+            answer = (
+                self._poll_answer(cast("Scope", scope), path) if scope["method"] == "GET" else None
+            )
+            if answer is not None:
+                self.write_answer(answer, cycle)
+            return answer is not None
         protocol = STREAM_PATHS.get(path)
         if protocol is not None:
             return scope["method"] == "GET" and self._open_direct_stream(cycle, protocol)
-        route = stream_route(scope["method"], scope["path"])
-        if route is None:
+        route = route_of(scope["method"], path) if handles(path) else None
+        if route is None or (route.name != "evalx" and route.name not in STREAM_ROUTES):
             return False
         client = self._client_side()
         if client is None:
             return False
-        if route.name == "stream" and route.context is None:
-            # REPORT: the context is in the body; the stream opens when the body is complete
+        if route.context is None and route.name in ("stream", "evalx"):
+            # REPORT: the context is in the body; answered when the body is complete
             self._report = (cycle, route)
             if cycle.waiting_for_100_continue:
                 cycle.waiting_for_100_continue = False
                 self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             return True
+        if route.name == "evalx":
+            return self._answer_client_poll(client, route, cycle, b"")
         return self._open_client_stream(client, route, cycle, b"")
 
     def _client_side(self) -> ClientDelivery | None:
@@ -151,7 +175,15 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
         self._report = None
         cycle, route = report
         client = self._client_side()
-        if client is None or not self._open_client_stream(client, route, cycle, bytes(cycle.body)):
+        if client is None:
+            self._hand_to_app(cycle)
+            return
+        body = bytes(cycle.body)
+        if route.name == "evalx":
+            served = self._answer_client_poll(client, route, cycle, body)
+        else:
+            served = self._open_client_stream(client, route, cycle, body)
+        if not served:
             self._hand_to_app(cycle)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -165,64 +197,30 @@ class DeliveryHttpProtocol(HttpToolsProtocol):
 
     # polls ---------------------------------------------------------------------------------------
 
-    def _answer_poll(self, cycle: RequestResponseCycle, path: str) -> bool:
-        """A poll for a key the node serves, answered on the connection with the same answer the
-        ASGI route gives (`delivery.polling`); anything else goes to the app."""
+    def _poll_answer(self, scope: Scope, path: str) -> Answer | None:
+        """The answer to a poll for a key the node serves, the same the ASGI route gives
+        (`delivery.polling`); None sends it to the app."""
         node = type(self).node_source()
         if node is None:
-            return False
-        scope = cycle.scope
+            return None
         headers = dict(scope["headers"])
         header = headers.get(b"authorization", b"")
         env = node.store.find(sdk_key_of(header), node.wall()) if header else None
         if env is None or not node.serves(env):
-            return False  # the ASGI app decides between 401 and 503, waiting for a probe if need be
+            return None  # the ASGI app decides between 401 and 503, waiting for a probe if need be
         if_none_match = headers.get(b"if-none-match", b"")
         if path == "/sdk/poll":
-            answer = v2_poll(node, env, if_none_match, query_value(scope, "basis"))
-        else:
-            answer = latest_all(node, env, if_none_match, headers.get(b"accept-encoding", b""))
-        self._write_answer(cycle, answer)
+            return v2_poll(node, env, if_none_match, query_value(scope, "basis"))
+        return latest_all(node, env, if_none_match, headers.get(b"accept-encoding", b""))
+
+    def _answer_client_poll(
+        self, client: ClientDelivery, route: Route, cycle: RequestResponseCycle, body: bytes
+    ) -> bool:
+        answer = client.evalx_answer(route, cast("Scope", cycle.scope), body)
+        if answer is None:
+            return False  # the app answers: a probe for a new credential
+        self.write_answer(answer, cycle)
         return True
-
-    def _write_answer(self, cycle: RequestResponseCycle, answer: PollAnswer) -> None:
-        """Write the whole response and finish the request as uvicorn's ASGI `send` does."""
-        head = STATUS_LINE[answer.status] + self._default_lines() + answer.head.lines
-        if not cycle.keep_alive:
-            head += b"connection: close\r\n"
-        if answer.status != 304:
-            head += b"content-length: %d\r\n" % len(answer.body)
-        head += b"\r\n"
-        # The body is the snapshot's shared bytes: written by reference, never joined.
-        self.transport.writelines((head, answer.body))
-        if cycle.access_log:
-            scope = cycle.scope
-            cycle.access_logger.info(
-                '%s - "%s %s HTTP/%s" %d',
-                get_client_addr(scope),
-                scope["method"],
-                get_path_with_query_string(scope),
-                scope["http_version"],
-                answer.status,
-            )
-        cycle.response_started = True
-        cycle.response_complete = True
-        cycle.message_event.set()
-        if not cycle.keep_alive:
-            self.transport.close()
-        cycle.on_response()
-
-    _defaults: ClassVar[tuple[object, bytes]] = (None, b"")
-
-    def _default_lines(self) -> bytes:
-        """uvicorn's default headers (date, server) as header lines, joined again only when
-        uvicorn replaces its list (once a second, for the date)."""
-        defaults = self.server_state.default_headers
-        held, lines = DeliveryHttpProtocol._defaults
-        if held is not defaults:
-            lines = b"".join(b"%b: %b\r\n" % pair for pair in defaults)
-            DeliveryHttpProtocol._defaults = (defaults, lines)
-        return lines
 
     # opening streams -------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ holds), never by cookies, so credentials are not allowed. Pure apart from the AS
 from __future__ import annotations
 
 from flagstaff_server.asgi import ASGIApp, Headers, Message, Receive, Scope, Send
+from flagstaff_server.delivery.answer import Answer, Head
 
 ALLOW_METHODS = b"GET, POST, REPORT, OPTIONS"
 ALLOW_HEADERS = (
@@ -50,12 +51,16 @@ def preflight_headers(origin: bytes) -> Headers:
         (b"access-control-expose-headers", EXPOSE_HEADERS),
         (b"access-control-max-age", MAX_AGE),
         (b"vary", b"Origin"),
-        (b"content-length", b"0"),
     ]
 
 
+def preflight_answer(origin: bytes) -> Answer:
+    """The preflight's whole answer (the connection writes it, adding `content-length: 0`)."""
+    return Answer(204, Head.of(preflight_headers(origin)), b"")
+
+
 async def answer_preflight(scope: Scope, send: Send) -> None:
-    headers = preflight_headers(origin_of(scope))
+    headers = [*preflight_headers(origin_of(scope)), (b"content-length", b"0")]
     await send({"type": "http.response.start", "status": 204, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
 

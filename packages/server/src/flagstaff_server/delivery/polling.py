@@ -3,18 +3,18 @@ environment the node serves: one pure function per endpoint, called both by the 
 (`delivery.asgi`) and by the connection that answers polls without an ASGI task
 (`delivery.connection`), so the two paths cannot drift. The bodies are the snapshot's prepared
 bytes; nothing is encoded per request, and the header lines of each answer are built once per
-snapshot (`Head`, kept in the snapshot's lazy cache): a poll allocates its `PollAnswer` and nothing
+snapshot (`Head`, kept in the snapshot's lazy cache): a poll allocates its `Answer` and nothing
 else. Admission is decided and counted here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 import orjson
 
 from flagstaff_server.asgi import Headers
+from flagstaff_server.delivery.answer import Answer, Head
 from flagstaff_server.delivery.serving import ServingNode
 from flagstaff_server.delivery.snapshot import Snapshot
 from flagstaff_server.delivery.store import Environment
@@ -24,49 +24,20 @@ FULL_SHED = "too many full payloads right now; retry later"
 POLL_PATHS = ("/sdk/latest-all", "/sdk/poll")
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
-    """An answer's own headers, as ASGI pairs and as the HTTP/1.1 lines the connection writes
-    (`name: value\r\n` each, joined): no content-length, which the writer adds."""
-
-    headers: tuple[tuple[bytes, bytes], ...]
-    lines: bytes
-
-    @classmethod
-    def of(cls, headers: Headers) -> Head:
-        return cls(tuple(headers), b"".join(b"%b: %b\r\n" % pair for pair in headers))
-
-
-@dataclass(frozen=True, slots=True)
-class PollAnswer:
-    """A whole response: the head carries no content-length (the writer adds it, except for
-    a 304, which has none)."""
-
-    status: int
-    head: Head
-    body: bytes
-
-    @property
-    def headers(self) -> Headers:
-        return list(self.head.headers)
-
-
 def latest_all(
     node: ServingNode, env: Environment, if_none_match: bytes, accept_encoding: bytes
-) -> PollAnswer:
+) -> Answer:
     snapshot = env.snapshot
     if matches(if_none_match, snapshot):
         return not_modified(node, env, snapshot)
     if not node.admission.admit_full_send():
         return unavailable(node, FULL_SHED)
     if b"gzip" in accept_encoding:
-        return PollAnswer(200, _head(env, snapshot, "gzip"), snapshot.gzip_body())
-    return PollAnswer(200, _head(env, snapshot, "item"), snapshot.body)
+        return Answer(200, _head(env, snapshot, "gzip"), snapshot.gzip_body())
+    return Answer(200, _head(env, snapshot, "item"), snapshot.body)
 
 
-def v2_poll(
-    node: ServingNode, env: Environment, if_none_match: bytes, basis: str | None
-) -> PollAnswer:
+def v2_poll(node: ServingNode, env: Environment, if_none_match: bytes, basis: str | None) -> Answer:
     snapshot = env.snapshot
     if matches(if_none_match, snapshot):
         return not_modified(node, env, snapshot)
@@ -77,15 +48,15 @@ def v2_poll(
             return unavailable(node, FULL_SHED)
     else:
         admission.counts["delta_send" if transfer.changes else "none_send"] += 1
-    return PollAnswer(200, _head(env, snapshot, "item"), snapshot.v2_poll_body(transfer))
+    return Answer(200, _head(env, snapshot, "item"), snapshot.v2_poll_body(transfer))
 
 
-def not_modified(node: ServingNode, env: Environment, snapshot: Snapshot) -> PollAnswer:
+def not_modified(node: ServingNode, env: Environment, snapshot: Snapshot) -> Answer:
     node.admission.counts["not_modified"] += 1
-    return PollAnswer(304, _head(env, snapshot, "not_modified"), b"")
+    return Answer(304, _head(env, snapshot, "not_modified"), b"")
 
 
-def unavailable(node: ServingNode, message: str) -> PollAnswer:
+def unavailable(node: ServingNode, message: str) -> Answer:
     return problem(
         503,
         "service_unavailable",
@@ -94,16 +65,18 @@ def unavailable(node: ServingNode, message: str) -> PollAnswer:
     )
 
 
-def problem(status: int, code: str, message: str, extra: Headers | None = None) -> PollAnswer:
+def problem(status: int, code: str, message: str, extra: Headers | None = None) -> Answer:
     body = orjson.dumps({"code": code, "message": message, "status": status})
     headers = [(b"content-type", b"application/problem+json"), *(extra or [])]
-    return PollAnswer(status, Head.of(headers), body)
+    return Answer(status, Head.of(headers), body)
 
 
 def matches(if_none_match: bytes, snapshot: Snapshot) -> bool:
     if not if_none_match:
         return False
     etag = snapshot.etag
+    if if_none_match == etag:  # what SDKs send: the one tag they were given
+        return True
     return any(tag.strip().removeprefix(b"W/") == etag for tag in if_none_match.split(b","))
 
 

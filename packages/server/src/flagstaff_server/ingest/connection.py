@@ -25,8 +25,8 @@ from uvicorn.protocols.http.httptools_impl import (
     HttpToolsProtocol,
     RequestResponseCycle,
 )
-from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
+from flagstaff_server.delivery.direct_answers import finish_cycle
 from flagstaff_server.ingest.asgi import Answer, IngestApp, Target, handles, problem, target_of
 from flagstaff_server.ingest.keyring import Found
 
@@ -148,22 +148,7 @@ class EventPostProtocol(HttpToolsProtocol):
         head.append(b"\r\ncontent-length: %d\r\n\r\n" % len(answer.body))
         head.append(answer.body)
         self.transport.write(b"".join(head))
-        if cycle.access_log:
-            scope = cycle.scope
-            cycle.access_logger.info(
-                '%s - "%s %s HTTP/%s" %d',
-                get_client_addr(scope),
-                scope["method"],
-                get_path_with_query_string(scope),
-                scope["http_version"],
-                answer.status,
-            )
-        cycle.response_started = True
-        cycle.response_complete = True
-        cycle.message_event.set()
-        if not cycle.keep_alive:
-            self.transport.close()
-        cycle.on_response()
+        finish_cycle(cycle, self.transport, answer.status)
 
 
 def with_event_posts(
