@@ -199,14 +199,19 @@ def http_exception_response(exc: StarletteHTTPException, request: Request) -> Re
     )
 
 
+def answer_error(request: Request, error: FlagstaffError) -> Response:
+    """The answer to `error` raised while serving `request`; a 5xx is logged."""
+    if kind_of(error).status >= 500:
+        log.warning("%s %s failed: %s", request.method, request.url.path, error)
+    return error_response(error)
+
+
 def install(app: FastAPI) -> None:
     """Route every error raised inside `app` through the table above."""
 
     async def on_flagstaff_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, FlagstaffError)
-        if kind_of(exc).status >= 500:
-            log.warning("%s %s failed: %s", request.method, request.url.path, exc)
-        return error_response(exc)
+        return answer_error(request, exc)
 
     async def on_validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)

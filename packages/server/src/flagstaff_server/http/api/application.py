@@ -46,6 +46,7 @@ from flagstaff_server.http.api import (
 )
 from flagstaff_server.http.api.body_limit import BodyLimit
 from flagstaff_server.http.api.content import screen_request
+from flagstaff_server.http.api.direct_routes import DirectRoutes
 from flagstaff_server.http.api.headers import SecurityHeaders
 from flagstaff_server.ingest import context_api, insight_api
 from flagstaff_server.services.plane import ControlPlane
@@ -136,8 +137,14 @@ def document(app: FastAPI) -> dict[str, Any]:
 
 
 def build_api(
-    plane: ControlPlane, *, version: str, max_body_bytes: int = DEFAULT_API_MAX_BODY_BYTES
+    plane: ControlPlane,
+    *,
+    version: str,
+    max_body_bytes: int = DEFAULT_API_MAX_BODY_BYTES,
+    direct_routes: bool = True,
 ) -> FastAPI:
+    """The API app; `direct_routes` False sends every request through FastAPI's own routing
+    and dependency solving (a test compares the two)."""
     app = FastAPI(
         title="Flagstaff management API",
         description="A subset of LaunchDarkly's REST API v2. Authenticate with an access token in "
@@ -149,6 +156,9 @@ def build_api(
         dependencies=[Depends(screen_request)],
     )
     app.state.plane = plane
+    # added first, so innermost of ours: inside the body limit and the headers, before FastAPI
+    if direct_routes:
+        app.add_middleware(DirectRoutes)
     app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes)
     app.add_middleware(SecurityHeaders)  # added last, so outermost: the 413 gets its headers too
     problem.install(app)
