@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install run test lint typecheck unit node-deps browser-deps bench fuzz clean
+.PHONY: install run test lint typecheck unit node-deps browser-deps bench fuzz gameday clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -56,6 +56,22 @@ bench: install
 MINUTES ?= 10
 fuzz: install
 	PYTHONPATH=tests $(VENV)/bin/python -m fuzz --minutes $(MINUTES)
+
+# Every game day at full size (docs/operations/gameday.md), one after the other, nice'd:
+# GAMEDAY_CLIENTS protocol clients plus the three real SDKs each, a report per scenario under
+# GAMEDAY_DIR and the README's table in GAMEDAY_DIR/table.md. Most of an hour on two cores.
+GAMEDAY_CLIENTS ?= 5000
+GAMEDAY_DURATION ?= 30
+GAMEDAY_DIR ?= gameday-reports
+GAMEDAY_SCENARIOS ?=
+gameday: install node-deps
+	@mkdir -p $(GAMEDAY_DIR)
+	@for s in $(or $(GAMEDAY_SCENARIOS),$$($(VENV)/bin/flagstaff gameday --list | cut -f1)); do \
+		nice -n 10 $(VENV)/bin/flagstaff gameday $$s --clients $(GAMEDAY_CLIENTS) \
+			--duration $(GAMEDAY_DURATION) --report $(GAMEDAY_DIR)/$$s \
+			|| echo "gameday $$s: exit $$?"; \
+	done
+	$(VENV)/bin/python -m flagstaff_server.gameday.summary $(GAMEDAY_DIR) | tee $(GAMEDAY_DIR)/table.md
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build .pytest_cache .mypy_cache .ruff_cache

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from flagstaff_server.gameday.limits import event_loop_factory
 from flagstaff_server.regions.postgres_cluster import free_port
 
 FaultKind = Literal["pass", "latency", "reset", "stall", "close", "status", "blackhole"]
@@ -29,6 +30,9 @@ FaultKind = Literal["pass", "latency", "reset", "stall", "close", "status", "bla
 STREAM_PATHS = ("/all", "/sdk/stream")
 POLL_PATHS = ("/sdk/latest-all", "/sdk/poll")
 _START_SECONDS = 10.0
+LISTEN_BACKLOG = 4096
+"""Connections the kernel queues before the proxy accepts them (asyncio's default is 100):
+a reconnect storm of thousands of clients arrives within a second (capped by somaxconn)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,9 @@ class FaultProxy:
         self.requests: Counter[str] = Counter()
         self.connections = 0
         """Connections accepted since the start."""
+        self.failures: Counter[str] = Counter()
+        """What went wrong, by kind: `accept <error>` (the listener could not accept), or
+        the class of the error that ended a connection (upstream refused, reset...)."""
         self._rules: list[tuple[tuple[str, ...], Fault]] = []
         self._default = PASS
         self._partitioned = False
@@ -154,7 +161,9 @@ class FaultProxy:
                 await self._handle_http(reader, writer)
             else:
                 await self._handle_tcp(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+        except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
+            with self._lock:
+                self.failures[type(exc).__name__] += 1
             return
         finally:
             self._writers.discard(writer)
@@ -267,9 +276,12 @@ class FaultProxy:
 
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
+            self._loop.set_exception_handler(self._loop_error)
             self._stop = asyncio.Event()
             try:
-                server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+                server = await asyncio.start_server(
+                    self._handle, "127.0.0.1", self.port, backlog=LISTEN_BACKLOG
+                )
             except OSError as exc:
                 failure.append(exc)
                 ready.set()
@@ -284,15 +296,27 @@ class FaultProxy:
                 handler.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(main()), daemon=True, name=self.name
-        )
+        def serve() -> None:
+            with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+                runner.run(main())
+
+        self._thread = threading.Thread(target=serve, daemon=True, name=self.name)
         self._thread.start()
         if not ready.wait(_START_SECONDS):
             raise RuntimeError(f"{self.name} did not start within {_START_SECONDS}s")
         if failure:
             raise RuntimeError(f"{self.name} could not listen on {self.port}: {failure[0]}")
         return self
+
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        """asyncio reports a failed accept (out of descriptors: it stops accepting for a
+        second) to the loop's handler; count it, and pass everything else on."""
+        error = context.get("exception")
+        if "accept" in str(context.get("message", "")):
+            with self._lock:
+                self.failures[f"accept {type(error).__name__}"] += 1
+            return
+        loop.default_exception_handler(context)
 
     def close(self) -> None:
         loop, stop, thread = self._loop, self._stop, self._thread

@@ -15,8 +15,10 @@ import asyncio
 import base64
 import json
 import random
+import ssl
 import time
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -55,10 +57,16 @@ class ClientView:
     fallback_polls: int = 0
     """Polls a streaming client made because its stream kept failing."""
     holding: Holding = field(default_factory=Holding)
+    error_kinds: Counter[str] = field(default_factory=Counter)
+    """Errors by kind: an exception's class name, `status <code>`, or `ended` (the server
+    closed a stream)."""
 
     def hold(self, value: str | None) -> None:
         self.value = value
         self.holding.hold(time.monotonic(), value)
+
+
+POLLS_PER_SECOND_PER_FLEET = 1000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,13 @@ class Tuning:
     max_retry_after: float = 5.0
     fallback_after_failures: int = 2
     """A streaming client polls between stream attempts after this many failures in a row."""
+
+    @classmethod
+    def for_fleet(cls, clients: int) -> Tuning:
+        """Polls every second up to 1,000 clients, then slower in proportion (5 s at 5,000):
+        the pollers' requests per second stay at ~400, where a second's interval at 5,000
+        clients asked 2,000 a second of one machine (the SDKs' own minimum is 30 s)."""
+        return cls(poll_seconds=max(1.0, clients / POLLS_PER_SECOND_PER_FLEET))
 
 
 def served_value(flag: Any) -> str | None:
@@ -88,6 +103,27 @@ def served_value(flag: Any) -> str | None:
     return None
 
 
+def shared_tls() -> ssl.SSLContext:
+    """One TLS context for every client's pool (building one per pool costs ~1 ms; the
+    fleet speaks plain HTTP on loopback, so nothing is verified)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def client_http(tls: ssl.SSLContext) -> httpx.AsyncClient:
+    """A pool of its own for one protocol client, as each SDK has: a stream and a poll at
+    most. One pool shared by the fleet does not scale: httpcore's pool walks every connection
+    it holds on each request and each response's end, so thousands of clients in one pool
+    spent the event loop on its bookkeeping and timed out waiting for it."""
+    return httpx.AsyncClient(
+        verify=tls,
+        limits=httpx.Limits(max_connections=2, max_keepalive_connections=2),
+        trust_env=False,
+    )
+
+
 def context_path() -> str:
     return base64.urlsafe_b64encode(orjson.dumps(CONTEXT)).decode().rstrip("=")
 
@@ -99,15 +135,21 @@ class ProtocolClient:
         self,
         view: ClientView,
         *,
-        http: httpx.AsyncClient,
+        http: Callable[[], httpx.AsyncClient],
         base_url: str,
         sdk_key: str,
         client_side_id: str,
         tuning: Tuning,
         rng: random.Random,
+        start_within: float = 0.0,
     ) -> None:
         self.view = view
-        self.http = http
+        self._make_http = http
+        """Opens this client's own connection pool (`client_http`) when it starts."""
+        self.http: httpx.AsyncClient | None = None
+        self.start_within = max(start_within, tuning.poll_seconds)
+        """The client starts at a random instant within this many seconds (a fleet's
+        ramp: its clients do not all connect in the same instant)."""
         self.base_url = base_url
         self.sdk_key = sdk_key
         self.client_side_id = client_side_id
@@ -119,9 +161,12 @@ class ProtocolClient:
         self._failures = 0
 
     async def run(self) -> None:
+        await asyncio.sleep(self.rng.uniform(0, self.start_within))
+        async with self._make_http() as self.http:
+            await self._run()
+
+    async def _run(self) -> None:
         poll = self.view.kind.endswith("poll")
-        # clients of a fleet do not all start in the same instant
-        await asyncio.sleep(self.rng.uniform(0, self.tuning.poll_seconds))
         while True:
             wait = await (self._poll_once(self.view.kind) if poll else self._stream_once())
             if wait is None:
@@ -140,8 +185,9 @@ class ProtocolClient:
         )
         return base * (1 - self.rng.uniform(0, 0.5))
 
-    def _failed(self, response: httpx.Response | None) -> float:
-        """Count a failure; the wait before the next attempt."""
+    def _failed(self, response: httpx.Response | None, kind: str = "") -> float:
+        """Count a failure (of `kind` when there is no response); the wait before the next
+        attempt."""
         self.view.connected = False
         if response is not None and response.status_code in (429, 503):
             retry_after = response.headers.get("retry-after")
@@ -153,6 +199,7 @@ class ProtocolClient:
                 except ValueError:
                     pass
         self.view.errors += 1
+        self.view.error_kinds[kind if response is None else f"status {response.status_code}"] += 1
         return self._backoff()
 
     def _headers(self) -> dict[str, str]:
@@ -174,6 +221,7 @@ class ProtocolClient:
         headers = self._headers() if kind != "client-poll" else {"User-Agent": "FlagstaffGameDay/1"}
         if self._etag:
             headers["If-None-Match"] = self._etag
+        assert self.http is not None
         try:
             response = await self.http.get(
                 f"{self.base_url}{path}",
@@ -181,8 +229,8 @@ class ProtocolClient:
                 params=self._basis_params(),
                 timeout=self.tuning.read_timeout,
             )
-        except httpx.HTTPError:
-            return None if fallback else self._failed(None)
+        except httpx.HTTPError as exc:
+            return None if fallback else self._failed(None, type(exc).__name__)
         if response.status_code == 304:
             self.view.connected = self.view.connected or not fallback
             return None
@@ -237,6 +285,7 @@ class ProtocolClient:
         url, headers = self._stream_target()
         timeout = httpx.Timeout(self.tuning.read_timeout)
         params = self._basis_params()
+        assert self.http is not None
         try:
             async with self.http.stream(
                 "GET", url, headers=headers, params=params, timeout=timeout
@@ -249,11 +298,12 @@ class ProtocolClient:
                 async for name, data in _events(response.aiter_lines()):
                     self._apply(name, data, pending)
                     self._failures = 0
-        except (httpx.HTTPError, ValueError):
-            return self._failed(None)
+        except (httpx.HTTPError, ValueError) as exc:
+            return self._failed(None, type(exc).__name__)
         # the server ended the stream (a shed, a restart): reconnect after a short backoff
         self.view.connected = False
         self.view.errors += 1
+        self.view.error_kinds["ended"] += 1
         return self._backoff()
 
     def _apply(self, name: str, data: Any, pending: dict[str, Any]) -> None:

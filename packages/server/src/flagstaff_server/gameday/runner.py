@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import random
 import signal
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,15 @@ from rich.console import Console
 
 from flagstaff_server.gameday.display import Progress
 from flagstaff_server.gameday.event_fleet import EventLedger, EventSender, count_stored
-from flagstaff_server.gameday.fleet import KINDS, ClientView, ProtocolClient, Tuning
+from flagstaff_server.gameday.fleet import (
+    KINDS,
+    ClientView,
+    ProtocolClient,
+    Tuning,
+    client_http,
+    shared_tls,
+)
+from flagstaff_server.gameday.limits import event_loop_factory, raise_open_files
 from flagstaff_server.gameday.real_sdks import RealSdk, flagstaff_sdk, node_sdk, official_sdk
 from flagstaff_server.gameday.recorder import Recorder
 from flagstaff_server.gameday.report import NodeFigures, PhaseSpan, figures
@@ -35,6 +45,9 @@ WARM_UP_SECONDS = 60.0
 DRAIN_SECONDS = 30.0
 COUNT_SECONDS = 30.0
 EDIT_SECONDS = 1.0
+RAMP_CLIENTS_PER_SECOND = 1000.0
+"""The fleet connects at this pace at the start (5 s for 5,000 clients), as a real fleet's
+clients start over time rather than in one instant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +60,8 @@ class Options:
 
 
 def run_gameday(scenario: Scenario, options: Options, console: Console) -> dict[str, Any]:
+    raise_open_files(console)
+    load_at_start = _load_average()
     console.print(f"starting the two-region topology in {options.work_dir} ...")
     began = time.monotonic()
     topology = Topology.start(
@@ -56,11 +71,13 @@ def run_gameday(scenario: Scenario, options: Options, console: Console) -> dict[
     )
     console.print(f"topology up in {time.monotonic() - began:.1f} s")
     try:
-        report = asyncio.run(_run(scenario, options, topology, console))
+        with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            report = runner.run(_run(scenario, options, topology, console))
     finally:
         began = time.monotonic()
         topology.close()
         console.print(f"topology stopped in {time.monotonic() - began:.1f} s")
+    report["load_average"] = {"start": load_at_start, "end": _load_average()}
     paths = write_report(report, options.report_dir)
     print_summary(report, console, paths)
     return report
@@ -80,20 +97,23 @@ async def _run(
         ClientView(name=f"c{i}", kind=KINDS[i % len(KINDS)], region="ab"[(i // len(KINDS)) % 2])
         for i in range(options.clients)
     ]
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=options.clients + 16)
     ledger = EventLedger()
-    async with httpx.AsyncClient(limits=limits, verify=False) as http:
+    tls = shared_tls()
+    ramp = options.clients / RAMP_CLIENTS_PER_SECOND
+    tuning = Tuning.for_fleet(options.clients)
+    async with httpx.AsyncClient(verify=tls) as http:
         regions = {"a": topology.a, "b": topology.b}
         tasks = [
             asyncio.create_task(
                 ProtocolClient(
                     view,
-                    http=http,
+                    http=lambda: client_http(tls),
                     base_url=regions[view.region].delivery_url,
                     sdk_key=topology.keys.sdk_key,
                     client_side_id=topology.keys.client_side_id,
-                    tuning=Tuning(),
+                    tuning=tuning,
                     rng=random.Random(rng.random()),
+                    start_within=ramp,
                 ).run()
             )
             for view in views
@@ -162,6 +182,10 @@ async def _run(
         {"name": s.view.name, "region": s.view.region, "served_at_end": s.view.value is not None}
         for s in sdks
     ]
+    report["error_kinds"] = dict(sum((v.error_kinds for v in views), Counter()).most_common())
+    report["proxy_failures"] = {
+        p.name: dict(p.failures.most_common()) for p in topology.proxies if p.failures
+    }
     report["checks"] = [c.to_json() for c in checks]
     report["passed"] = bool(checks) and all(c.passed for c in checks)
     if scenario.compare is not None:
@@ -226,6 +250,14 @@ async def _play(
         if stop.is_set():
             progress.note("interrupted: writing the report of what ran")
     return spans, stop.is_set()
+
+
+def _load_average() -> float | None:
+    """The machine's one-minute load average (what a run's figures are read against)."""
+    try:
+        return round(os.getloadavg()[0], 1)
+    except OSError:
+        return None
 
 
 async def _count_events(topology: Topology, ledger: EventLedger) -> dict[str, int]:
