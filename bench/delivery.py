@@ -45,7 +45,9 @@ STORM_FLAGS = 70  # ~50 kB payload
 FANOUT_CHANGES = 5
 FANOUT_GAP = 2.0
 POLL_SECONDS = 4.0
-POLL_ROUNDS = 3
+POLL_ROUNDS = 5
+"""Alternating rounds per server and status: on a shared machine one round can land on a busy
+moment, so the best, the median and the CPU time over all rounds are reported."""
 RESTART_CHANGES = 5
 """Changes made after the storm's clients took their basis, before the delivery node restarts."""
 
@@ -284,9 +286,9 @@ def seq_of(state: str) -> int:
 
 def wrk(
     url: str, headers: dict[str, str], seconds: float, cpus: set[int] | None
-) -> tuple[float, float]:
-    """Requests per second, and the p99 latency in milliseconds (wrk's `--latency` table). One
-    wrk thread per CPU it is pinned to, 64 connections."""
+) -> tuple[float, float, int]:
+    """Requests per second, the p99 latency in milliseconds (wrk's `--latency` table) and the
+    requests completed. One wrk thread per CPU it is pinned to, 64 connections."""
     threads = len(cpus) if cpus is not None else 2
     command = ["wrk", f"-t{threads}", "-c64", "--latency", f"-d{seconds:.0f}s"]
     for name, value in headers.items():
@@ -298,14 +300,16 @@ def wrk(
         timeout=seconds + 30,
         preexec_fn=pinned(cpus),
     )
-    rate = p99 = None
+    rate = p99 = requests = None
     for line in out.stdout.splitlines():
         if line.startswith("Requests/sec:"):
             rate = round(float(line.split()[1]), 0)
         elif line.strip().startswith("99%"):
             p99 = _milliseconds(line.split()[1])
-    if rate is not None and p99 is not None:
-        return rate, p99
+        elif " requests in " in line:
+            requests = int(line.split()[0])
+    if rate is not None and p99 is not None and requests is not None:
+        return rate, p99, requests
     raise RuntimeError(f"wrk gave no rate: {out.stdout}{out.stderr}")
 
 
@@ -314,6 +318,14 @@ def _milliseconds(text: str) -> float:
         if text.endswith(unit):
             return round(float(text.removesuffix(unit)) * scale, 2)
     raise RuntimeError(f"wrk latency {text!r} has no known unit")
+
+
+def _cpu_seconds(process: psutil.Process | None) -> float:
+    """User + system CPU time of `process` so far (0 for a server not measured)."""
+    if process is None:
+        return 0.0
+    times = process.cpu_times()
+    return float(times.user + times.system)
 
 
 def etag_of(url: str, key: str) -> tuple[str, int]:
@@ -325,17 +337,23 @@ def etag_of(url: str, key: str) -> tuple[str, int]:
 def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, Any]]:
     """All servers run at once and are measured in alternation, `rounds` times each: on a shared
     machine the best of the rounds is the steadier figure (the median is kept too). wrk and the
-    servers are pinned to separate CPUs (`poll_cpus`; unleash-server and its database are not)."""
+    servers are pinned to separate CPUs (`poll_cpus`; unleash-server and its database are not).
+    Each server's own CPU time over its rounds gives requests per CPU-second too: the figure
+    that other work on the machine changes least (it takes turns on the core, not CPU time from
+    each request)."""
     split = poll_cpus()
     load_cpus, server_cpus = split if split is not None else (None, None)
     with ExitStack() as stack:
         targets: dict[str, tuple[str, str]] = {}
         notes: dict[str, str] = {}
+        processes: dict[str, psutil.Process] = {}
         for kind in ("flagstaff", "minimal"):
-            port, _process = stack.enter_context(server(kind, FANOUT_FLAGS, cpus=server_cpus))
+            port, process = stack.enter_context(server(kind, FANOUT_FLAGS, cpus=server_cpus))
             targets[kind] = (f"http://127.0.0.1:{port}/sdk/latest-all", SDK_KEY)
+            processes[kind] = process
             if kind == "flagstaff":
                 targets["flagstaff /sdk/poll"] = (f"http://127.0.0.1:{port}/sdk/poll", SDK_KEY)
+                processes["flagstaff /sdk/poll"] = process
         name = f"unleash-server {unleash.VERSION}"
         if skip_unleash:
             notes[name] = "skipped (--quick)"
@@ -346,28 +364,34 @@ def polling(seconds: float, rounds: int, skip_unleash: bool) -> list[dict[str, A
             except unleash.Unavailable as exc:
                 print(f"note: unleash-server column skipped: {exc}")
                 notes[name] = f"skipped: {exc}"
-        runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        runs: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+        cpu: Counter[tuple[str, str]] = Counter()
         sizes = {}
         for _ in range(rounds):
             for kind, (url, key) in targets.items():
                 etag, sizes[kind] = etag_of(url, key)
                 auth = {"Authorization": key}
-                runs.setdefault((kind, "200"), []).append(wrk(url, auth, seconds, load_cpus))
-                runs.setdefault((kind, "304"), []).append(
-                    wrk(url, {**auth, "If-None-Match": etag}, seconds, load_cpus)
-                )
+                for status, headers in (("200", auth), ("304", {**auth, "If-None-Match": etag})):
+                    before = _cpu_seconds(processes.get(kind))
+                    runs.setdefault((kind, status), []).append(
+                        wrk(url, headers, seconds, load_cpus)
+                    )
+                    cpu[(kind, status)] += _cpu_seconds(processes.get(kind)) - before
     rows: list[dict[str, Any]] = []
     for kind in targets:
         row: dict[str, Any] = {"kind": kind, "bytes": sizes[kind]}
         for status in ("200", "304"):
             measured = runs[(kind, status)]
-            values = [rate for rate, _p99 in measured]
+            values = [rate for rate, _p99, _n in measured]
             best = max(measured)
             row[status] = best[0]
             row[f"{status}_p99_ms"] = best[1]
             row[f"{status}_median"] = statistics.median(values)
             row[f"{status}_runs"] = values
-            row[f"{status}_p99_runs"] = [p99 for _rate, p99 in measured]
+            row[f"{status}_p99_runs"] = [p99 for _rate, p99, _n in measured]
+            used = cpu[(kind, status)]
+            done = sum(n for _rate, _p99, n in measured)
+            row[f"{status}_per_cpu_second"] = round(done / used) if used > 0 else None
         rows.append(row)
     rows += [{"kind": kind, "note": note} for kind, note in notes.items()]
     return rows
@@ -508,6 +532,13 @@ def main() -> None:
         ours = report["poll"][0]
         for r in report["poll"]:
             if "200" in r:
+                for status in ("200", "304"):
+                    per_cpu, floor = r[f"{status}_per_cpu_second"], ours[f"{status}_per_cpu_second"]
+                    if per_cpu and floor:
+                        print(
+                            f"poll {r['kind']:<22} {status}: {per_cpu:>8,} requests per server "
+                            f"CPU-second (flagstaff x{floor / per_cpu:.2f})"
+                        )
                 print(
                     f"poll {r['kind']:<22} {r['bytes']:>6} B  best of {POLL_ROUNDS}: "
                     f"200 {r['200']:>8,.0f}/s p99 {r['200_p99_ms']} ms "
