@@ -14,6 +14,7 @@ def report(scenario: str, *, passed: bool, recovery: float | None) -> dict[str, 
         "scenario": scenario,
         "clients": 5003,
         "availability_had_data": 0.999875,
+        "clients_with_data_at_fault": 4998,
         "staleness_ms": {"p50": 0.0, "p99": 1234.5, "max": 9000.0},
         "propagation_ms_p99": 850.0,
         "recovery_s": recovery,
@@ -39,7 +40,7 @@ def test_one_row_per_report_in_name_order_with_the_failed_checks_named(tmp_path:
     lines = table(reports_under(tmp_path)).splitlines()
     assert len(lines) == 4
     assert lines[2] == (
-        "| cold-restart | 5,003 | 99.9875% | 1.23 s | 0.85 s | 4.50 s | 12,000 | 340 "
+        "| cold-restart | 5,003 | 99.9875% of 4,998 | 1.23 s | 0.85 s | 4.50 s | 12,000 | 340 "
         "| 0 / 1 | 3.2-7.9 | yes |"
     )
     assert lines[3].startswith("| reconnect-storm |")

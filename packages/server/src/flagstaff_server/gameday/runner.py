@@ -182,6 +182,7 @@ async def _run(
         {"name": s.view.name, "region": s.view.region, "served_at_end": s.view.value is not None}
         for s in sdks
     ]
+    report["clients_with_data_at_fault"] = len(recorder.had_data)
     report["error_kinds"] = dict(sum((v.error_kinds for v in views), Counter()).most_common())
     report["proxy_failures"] = {
         p.name: dict(p.failures.most_common()) for p in topology.proxies if p.failures

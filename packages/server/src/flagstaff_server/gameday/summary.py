@@ -35,6 +35,8 @@ def row(report: Mapping[str, Any]) -> list[str]:
     events = report.get("events") or {}
     recovery = report.get("recovery_s")
     load = report.get("load_average") or {}
+    had_data = report.get("clients_with_data_at_fault")
+    of = "" if had_data is None else f" of {had_data:,}"
     failed = [c["name"] for c in report.get("checks", []) if not c.get("passed")]
     passed = "yes" if report.get("passed") else "no"
     if failed:
@@ -42,7 +44,7 @@ def row(report: Mapping[str, Any]) -> list[str]:
     return [
         str(report.get("scenario", "?")),
         f"{report.get('clients', 0):,}",
-        f"{100 * float(report.get('availability_had_data', 0.0)):.4f}%",
+        f"{100 * float(report.get('availability_had_data', 0.0)):.4f}%{of}",
         _seconds((report.get("staleness_ms") or {}).get("p99")),
         _seconds(report.get("propagation_ms_p99")),
         "never" if recovery is None else f"{recovery:.2f} s",
