@@ -337,6 +337,7 @@ class Flagstaff:
                     data_dir=self.settings.data_dir / "ingest",
                     disk_budget_bytes=self.settings.ingest_disk_budget_bytes,
                     process=self.settings.ingest_process,
+                    processor_process=True,
                     redis_url=self.settings.redis_url,
                 ),
                 delivery=self.delivery,

@@ -28,6 +28,10 @@ class IngestConfig:
     dedupe_capacity: int = 1_000_000
     process: bool = True
     """Run a processor here (False: this node only journals, and forwards when `redis_url`)."""
+    processor_process: bool = False
+    """Run the local processor in a process of its own (`processor_process`) rather than a
+    thread of this one; `flagstaff serve` does. Without Redis only, and only for a store with
+    the standard tally (one handed its own, a test's seam, is processed in this process)."""
     redis_url: str | None = None
     """Scale-out: forward the journal to a Redis stream; processors read it as a group."""
 

@@ -24,6 +24,7 @@ from flagstaff_server.ingest.journal_segment import (
     SUFFIX,
     Segment,
     segment_name,
+    segments_after,
     write_all,
 )
 from flagstaff_server.ingest.record import Kind, Record
@@ -272,14 +273,7 @@ class Journal:
 
     def segments_after(self, seq: int) -> list[Segment]:
         """The segments that may hold records after `seq`, oldest first."""
-        segments = self.current_segments()
-        chosen: list[Segment] = []
-        for index, segment in enumerate(segments):
-            following = segments[index + 1] if index + 1 < len(segments) else None
-            if following is not None and following.first_seq <= seq + 1:
-                continue
-            chosen.append(segment)
-        return chosen
+        return segments_after(self.current_segments(), seq)
 
     def release(self, through_seq: int) -> int:
         """Delete the segments whose every record is at or below `through_seq` (processed and

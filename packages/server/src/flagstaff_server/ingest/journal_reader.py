@@ -4,8 +4,9 @@ one it reads. Never writes."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flagstaff_server.ingest import record as framing
-from flagstaff_server.ingest.journal import Journal
 from flagstaff_server.ingest.journal_segment import Segment
 from flagstaff_server.ingest.record import Record
 
@@ -16,10 +17,28 @@ parses, at once. Without it a backlog of large payloads came back `max_records` 
 bodies of up to 10 MiB each in one batch."""
 
 
+class DurableLog(Protocol):
+    """What a reader needs of the journal: the journal itself in its process, or the processor
+    process's view of the same directory (`processor_child`)."""
+
+    @property
+    def durable_seq(self) -> int: ...
+
+    def current_segments(self) -> list[Segment]: ...
+
+    def segments_after(self, seq: int) -> list[Segment]: ...
+
+
+class ConsumedLog(DurableLog, Protocol):
+    """A log whose consumer also releases what it committed."""
+
+    def release(self, through_seq: int) -> int: ...
+
+
 class JournalReader:
     """Reads durable records in seq order from a position; used by one consumer thread."""
 
-    def __init__(self, journal: Journal, after_seq: int) -> None:
+    def __init__(self, journal: DurableLog, after_seq: int) -> None:
         self.journal = journal
         self.position = after_seq
         self._segment: Segment | None = None

@@ -53,6 +53,17 @@ def segment_name(first_seq: int) -> str:
     return f"{first_seq:020d}{SUFFIX}"
 
 
+def segments_after(segments: list[Segment], seq: int) -> list[Segment]:
+    """Of `segments` (oldest first), those that may hold records after `seq`."""
+    chosen: list[Segment] = []
+    for index, segment in enumerate(segments):
+        following = segments[index + 1] if index + 1 < len(segments) else None
+        if following is not None and following.first_seq <= seq + 1:
+            continue
+        chosen.append(segment)
+    return chosen
+
+
 def write_all(fd: int, parts: list[bytes]) -> None:
     """Write every part in order with as few `writev` calls as the kernel allows, finishing
     any short write."""

@@ -25,9 +25,11 @@ from flagstaff_server.ingest.config import IngestConfig
 from flagstaff_server.ingest.journal import Journal
 from flagstaff_server.ingest.keyring import Keyring
 from flagstaff_server.ingest.processor import Processor
+from flagstaff_server.ingest.processor_process import ProcessorProcess
 from flagstaff_server.ingest.recent import RecentIds, RecentKey
 from flagstaff_server.ingest.record import Kind, Record
 from flagstaff_server.ingest.stream import Forwarder, StreamProcessor
+from flagstaff_server.ingest.tally import tally
 from flagstaff_server.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
@@ -73,7 +75,7 @@ class IngestNode:
         delivery.metric_sources.append(lambda: metrics.render(self.status()))
         self.counts: Counter[str] = Counter()
         self.node_id = ""
-        self.processor: Processor | StreamProcessor | None = None
+        self.processor: Processor | StreamProcessor | ProcessorProcess | None = None
         self.forwarder: Forwarder | None = None
         self.recovery_seconds = 0.0
         self._tasks: list[asyncio.Task[None]] = []
@@ -106,8 +108,21 @@ class IngestNode:
             if self.analytics is not None and self.config.process:
                 self.processor = StreamProcessor(client, self.analytics, consumer=self.node_id)
         elif self.analytics is not None and self.config.process:
-            self.processor = Processor(self.journal, self.analytics, node_id=self.node_id)
-        if self.processor is not None:
+            # a store given its own tally (a test's seam) is processed here, where it lives
+            if self.config.processor_process and self.analytics.tally is tally:
+                self.processor = ProcessorProcess(
+                    self.journal,
+                    self.analytics,
+                    node_id=self.node_id,
+                    state_path=self.config.data_dir / "processor.state",
+                    log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
+                )
+            else:
+                self.processor = Processor(self.journal, self.analytics, node_id=self.node_id)
+        if isinstance(self.processor, ProcessorProcess):
+            self._tasks.append(asyncio.create_task(self.processor.run(), name="ingest-processor"))
+        elif self.processor is not None:
+            # processing in a thread here: its Python work competes with the loop for the GIL
             self._switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(min(self._switch_interval, LOOP_SWITCH_SECONDS))
             self._tasks.append(asyncio.create_task(self.processor.run(), name="ingest-processor"))
@@ -217,7 +232,7 @@ class IngestNode:
 
     def status(self) -> dict[str, Any]:
         processor = self.processor
-        local = processor if isinstance(processor, Processor) else None
+        local = processor if isinstance(processor, Processor | ProcessorProcess) else None
         consumed = local.position if local is not None else None
         if self.forwarder is not None:
             consumed = self.forwarder.position

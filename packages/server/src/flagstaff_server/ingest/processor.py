@@ -16,8 +16,7 @@ from typing import Any
 from flagstaff_server.errors import StoreUnavailable
 from flagstaff_server.ingest import quarantine
 from flagstaff_server.ingest.analytics import AnalyticsStore, Committed
-from flagstaff_server.ingest.journal import Journal
-from flagstaff_server.ingest.journal_reader import JournalReader
+from flagstaff_server.ingest.journal_reader import ConsumedLog, JournalReader
 from flagstaff_server.ingest.record import Record
 from flagstaff_server.tasks import finish_in_thread
 
@@ -139,7 +138,7 @@ class Processor(Consumer):
 
     def __init__(
         self,
-        journal: Journal,
+        journal: ConsumedLog,
         analytics: AnalyticsStore,
         *,
         node_id: str,
