@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import orjson
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.journal import Journal
 from flagstaff_server.ingest.processor import Processor
-from flagstaff_server.ingest.record import Kind
+from journal_support import append
 from support.deadlines import eventually
 
 
@@ -37,17 +36,7 @@ async def test_the_reported_position_never_runs_ahead_of_the_released_budget(
     store = AnalyticsStore(f"sqlite:///{tmp_path / 'analytics.db'}")
     processor = Processor(journal, store, node_id="node", batch_records=8, idle_seconds=0.01)
     journal.processor = processor
-    body = orjson.dumps([{"kind": "identify", "context": {"key": "ana"}, "creationDate": 1}])
-    last = 0
-    for index in range(40):
-        last = await journal.submit(
-            kind=Kind.ANALYTICS,
-            project="shop",
-            environment="production",
-            payload_id=f"id-{index}",
-            payload=body,
-            received_ms=1_000,
-        )
+    last = await append(journal, 0, 40)
     task = asyncio.create_task(processor.run())
     try:
         await eventually(lambda: processor.position >= last, within=10, interval=0.01)

@@ -10,7 +10,6 @@ import os
 import signal
 from pathlib import Path
 
-import orjson
 from flagstaff_server.ingest.analytics import AnalyticsStore
 from flagstaff_server.ingest.analytics_tables import payloads
 from flagstaff_server.ingest.journal import Journal
@@ -18,25 +17,9 @@ from flagstaff_server.ingest.journal_reader import JournalReader
 from flagstaff_server.ingest.processor_child import JournalView
 from flagstaff_server.ingest.processor_process import ProcessorProcess
 from flagstaff_server.ingest.processor_slots import Slot, Slots
-from flagstaff_server.ingest.record import Kind
+from journal_support import append
 from sqlalchemy import func, select
 from support.deadlines import eventually
-
-BODY = orjson.dumps([{"kind": "identify", "context": {"key": "ana"}, "creationDate": 1}])
-
-
-async def append(journal: Journal, first: int, count: int) -> int:
-    last = 0
-    for index in range(first, first + count):
-        last = await journal.submit(
-            kind=Kind.ANALYTICS,
-            project="shop",
-            environment="production",
-            payload_id=f"id-{index}",
-            payload=BODY,
-            received_ms=1_000,
-        )
-    return last
 
 
 def processed_ids(store: AnalyticsStore) -> int:
