@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, get_args
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,9 +22,10 @@ from starlette.responses import Response
 from flagstaff_server.asgi import ASGIApp, Receive, Scope, Send
 from flagstaff_server.errors import FlagstaffError
 from flagstaff_server.http.api import flags, sessions
-from flagstaff_server.http.api.access import ACCESS_TOKEN, PROJECT_PARAM, require
+from flagstaff_server.http.api.access import ACCESS_TOKEN, PROJECT_PARAM, Reader
 from flagstaff_server.http.api.content import screen_request
 from flagstaff_server.http.problem import answer_error
+from flagstaff_server.services.access import Actor
 from flagstaff_server.services.plane import ControlPlane
 
 PREFIX = "/api/v2/"
@@ -31,8 +33,16 @@ FLAG_PARAM = "featureFlagKey"
 
 Answer = Callable[[Request, ControlPlane], Awaitable[Response]]
 
-# The same dependencies the FastAPI routes declare (`flags.Reader`, `flags.Editor`).
-READER = require("reader")
+
+def declared(annotation: Any) -> Callable[..., Awaitable[Actor]]:
+    """The dependency function a route parameter's `Annotated[Actor, Depends(...)]` declares:
+    taken from the FastAPI routes' own annotations, so the two paths cannot drift."""
+    dependency: Callable[..., Awaitable[Actor]] = get_args(annotation)[1].dependency
+    return dependency
+
+
+READER = declared(Reader)
+EDITOR = declared(flags.Editor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +84,7 @@ async def get_flag(request: Request, plane: ControlPlane) -> Response:
 
 
 async def patch_flag(request: Request, plane: ControlPlane) -> Response:
-    actor = await READER(request, await authorization(request))
+    actor = await EDITOR(request, await authorization(request))
     params = request.path_params
     return await flags.patch_flag(params[PROJECT_PARAM], params[FLAG_PARAM], request, plane, actor)
 
