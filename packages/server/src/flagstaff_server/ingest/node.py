@@ -119,12 +119,11 @@ class IngestNode:
                 )
             else:
                 self.processor = Processor(self.journal, self.analytics, node_id=self.node_id)
-        if isinstance(self.processor, ProcessorProcess):
-            self._tasks.append(asyncio.create_task(self.processor.run(), name="ingest-processor"))
-        elif self.processor is not None:
-            # processing in a thread here: its Python work competes with the loop for the GIL
-            self._switch_interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(self._switch_interval, LOOP_SWITCH_SECONDS))
+        if self.processor is not None:
+            if not isinstance(self.processor, ProcessorProcess):
+                # processing in a thread here: its Python work competes with the loop for the GIL
+                self._switch_interval = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._switch_interval, LOOP_SWITCH_SECONDS))
             self._tasks.append(asyncio.create_task(self.processor.run(), name="ingest-processor"))
 
     async def stop(self) -> None:
